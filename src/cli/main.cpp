@@ -1,0 +1,37 @@
+// Entry point of the kiln binary: builds the subcommand tree and turns library errors into a
+// message on stderr and an exit code (1 bad input, 3 internal error).
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace kiln::cli {
+
+std::filesystem::path default_model_dir() {
+  if (const char* env = std::getenv("KILN_MODEL"); env != nullptr && *env != '\0') return env;
+  return KILN_DEFAULT_MODEL_DIR;
+}
+
+}  // namespace kiln::cli
+
+int main(int argc, char** argv) {
+  kiln::init_logging();
+  CLI::App app{"kiln: LLM inference in one binary: export, run, chat, serve, bench, eval"};
+  app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION + " (" + KILN_GIT_COMMIT + ")");
+  app.require_subcommand(1);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const kiln::Error& e) {
+    std::cerr << "kiln: error: " << e.what() << "\n";
+    return e.kind() == kiln::ErrorKind::kInternal ? 3 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "kiln: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return 0;
+}

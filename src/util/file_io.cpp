@@ -1,0 +1,95 @@
+#include "util/file_io.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <system_error>
+
+#include "util/error.hpp"
+
+namespace kiln {
+namespace {
+
+std::string random_suffix() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::string s(8, '0');
+  for (char& c : s) c = kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
+  return s;
+}
+
+}  // namespace
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    fail(std::filesystem::exists(path) ? ErrorKind::kIo : ErrorKind::kNotFound,
+         "{}: cannot open: {}", path.string(), std::strerror(errno));
+  }
+  std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) fail(ErrorKind::kIo, "{}: read error", path.string());
+  return contents;
+}
+
+void write_file_atomic(const std::filesystem::path& path, std::string_view contents) {
+  const std::filesystem::path tmp =
+      path.parent_path() / ("." + path.filename().string() + ".tmp-" + random_suffix());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) fail(ErrorKind::kIo, "{}: cannot create: {}", tmp.string(), std::strerror(errno));
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    out.flush();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      fail(ErrorKind::kIo, "{}: write failed", path.string());
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    fail(ErrorKind::kIo, "{}: cannot rename into place: {}", path.string(), ec.message());
+  }
+}
+
+StagingDirectory::StagingDirectory(std::filesystem::path final_path)
+    : final_path_(std::move(final_path)) {
+  if (std::filesystem::exists(final_path_)) {
+    fail("{}: already exists; choose a new output directory or remove it first",
+         final_path_.string());
+  }
+  std::filesystem::path parent = final_path_.parent_path();
+  if (parent.empty()) parent = ".";
+  if (!std::filesystem::is_directory(parent)) {
+    fail(ErrorKind::kNotFound, "{}: parent directory does not exist", parent.string());
+  }
+  staging_path_ = parent / ("." + final_path_.filename().string() + ".partial-" + random_suffix());
+  std::error_code ec;
+  std::filesystem::create_directory(staging_path_, ec);
+  if (ec) fail(ErrorKind::kIo, "{}: cannot create: {}", staging_path_.string(), ec.message());
+}
+
+StagingDirectory::~StagingDirectory() {
+  if (!committed_) {
+    std::error_code ignored;
+    std::filesystem::remove_all(staging_path_, ignored);
+  }
+}
+
+void StagingDirectory::commit() {
+  std::error_code ec;
+  std::filesystem::rename(staging_path_, final_path_, ec);
+  if (ec) {
+    fail(ErrorKind::kIo, "{}: cannot rename {} into place: {}", final_path_.string(),
+         staging_path_.string(), ec.message());
+  }
+  committed_ = true;
+}
+
+}  // namespace kiln

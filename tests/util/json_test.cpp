@@ -1,0 +1,41 @@
+// Oracle: the messages name the origin and the field, and the typed getters reject wrong types.
+#include "util/json.hpp"
+
+#include <gtest/gtest.h>
+
+#include "support/test_support.hpp"
+#include "util/file_io.hpp"
+
+namespace kiln {
+namespace {
+
+TEST(JsonFields, TypedAccess) {
+  const Json j = Json::parse(R"({"a": 3, "b": 2.5, "c": "x", "d": true, "e": null})");
+  JsonFields f(j, "config.json");
+  EXPECT_EQ(f.get<int>("a"), 3);
+  EXPECT_DOUBLE_EQ(f.get<double>("b"), 2.5);
+  EXPECT_DOUBLE_EQ(f.get<double>("a"), 3.0);  // an integer is a valid number
+  EXPECT_EQ(f.get<std::string>("c"), "x");
+  EXPECT_TRUE(f.get<bool>("d"));
+  EXPECT_EQ(f.get_or<int>("e", 7), 7);  // null counts as absent
+  EXPECT_EQ(f.get_or<int>("zz", 9), 9);
+  EXPECT_FALSE(f.get_optional<int>("zz").has_value());
+}
+
+TEST(JsonFields, ErrorsNameOriginAndField) {
+  const Json j = Json::parse(R"({"hidden_size": "big", "x": 1.5})");
+  JsonFields f(j, "config.json");
+  EXPECT_KILN_ERROR(f.get<int>("hidden_size"), "config.json", "hidden_size", "integer", "string");
+  EXPECT_KILN_ERROR(f.get<int>("x"), "config.json", "'x'", "integer");
+  EXPECT_KILN_ERROR(f.get<int>("num_layers"), "config.json", "missing", "num_layers");
+}
+
+TEST(ReadJsonFile, SyntaxErrorNamesFileAndOffset) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "bad.json";
+  write_file_atomic(path, "{\"a\": 1,,}");
+  EXPECT_KILN_ERROR(read_json_file(path), "bad.json", "invalid JSON at byte");
+}
+
+}  // namespace
+}  // namespace kiln
