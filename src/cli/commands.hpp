@@ -1,5 +1,6 @@
-// Each subcommand registers itself on the root CLI::App: it declares its flags and sets a
-// callback that does the work. Subcommands stay thin: parse, call the library, print.
+// Each subcommand lives in its own file (`<name>_command.cpp`) and registers itself on the root
+// CLI::App: it declares its flags and sets a callback that does the work. Subcommands stay thin:
+// parse, call the library, print. main.cpp calls every register_* function below.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,5 +11,7 @@ namespace kiln::cli {
 
 // The model used when --model is not given: $KILN_MODEL, else the embedded default model.
 std::filesystem::path default_model_dir();
+
+// One line per subcommand, in the order `kiln --help` lists them.
 
 }  // namespace kiln::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   CLI::App app{"kiln: LLM inference in one binary: export, run, chat, serve, bench, eval"};
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION + " (" + KILN_GIT_COMMIT + ")");
   app.require_subcommand(1);
+  // Subcommands (see commands.hpp):
 
   try {
     app.parse(argc, argv);
