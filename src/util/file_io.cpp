@@ -36,26 +36,38 @@ std::string read_file(const std::filesystem::path& path) {
 }
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view contents) {
-  const std::filesystem::path tmp =
-      path.parent_path() / ("." + path.filename().string() + ".tmp-" + random_suffix());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(ErrorKind::kIo, "{}: cannot create: {}", tmp.string(), std::strerror(errno));
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      fail(ErrorKind::kIo, "{}: write failed", path.string());
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
+  AtomicFileWriter writer(path);
+  writer.write(contents);
+  writer.commit();
+}
+
+AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
+  tmp_path_ = path_.parent_path() / ("." + path_.filename().string() + ".tmp-" + random_suffix());
+  out_.open(tmp_path_, std::ios::binary | std::ios::trunc);
+  if (!out_) fail(ErrorKind::kIo, "{}: cannot create: {}", tmp_path_.string(), std::strerror(errno));
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (!committed_) {
+    out_.close();
     std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    fail(ErrorKind::kIo, "{}: cannot rename into place: {}", path.string(), ec.message());
+    std::filesystem::remove(tmp_path_, ignored);
   }
+}
+
+void AtomicFileWriter::write(std::string_view bytes) {
+  out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out_) fail(ErrorKind::kIo, "{}: write failed after {} bytes", path_.string(), bytes_written_);
+  bytes_written_ += bytes.size();
+}
+
+void AtomicFileWriter::commit() {
+  out_.close();
+  if (!out_) fail(ErrorKind::kIo, "{}: write failed while closing", path_.string());
+  std::error_code ec;
+  std::filesystem::rename(tmp_path_, path_, ec);
+  if (ec) fail(ErrorKind::kIo, "{}: cannot rename into place: {}", path_.string(), ec.message());
+  committed_ = true;
 }
 
 StagingDirectory::StagingDirectory(std::filesystem::path final_path)

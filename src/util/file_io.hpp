@@ -3,7 +3,9 @@
 // or directory behind.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <string_view>
 
@@ -14,6 +16,27 @@ std::string read_file(const std::filesystem::path& path);
 
 // Writes `contents` to `path` through a temporary file in the same directory and a rename.
 void write_file_atomic(const std::filesystem::path& path, std::string_view contents);
+
+// A file written in pieces under a temporary name; commit() flushes and renames it into place,
+// destruction without commit() removes the temporary. For outputs too large to build in memory.
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(std::filesystem::path path);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  void write(std::string_view bytes);
+  std::uint64_t bytes_written() const { return bytes_written_; }
+  void commit();
+
+ private:
+  std::filesystem::path path_;
+  std::filesystem::path tmp_path_;
+  std::ofstream out_;
+  std::uint64_t bytes_written_ = 0;
+  bool committed_ = false;
+};
 
 // A directory being built under a temporary sibling name (`.OUT.partial-XXXXXX`). commit()
 // renames it to its final name (replacing nothing: the target must not exist); destruction

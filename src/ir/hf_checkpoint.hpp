@@ -1,0 +1,45 @@
+// A Hugging Face checkpoint directory: config.json, optional generation_config.json, and
+// weights in model.safetensors or shards listed by model.safetensors.index.json. Every shard is
+// memory-mapped; tensors are views into the maps, never copied.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/model_config.hpp"
+#include "ir/safetensors.hpp"
+#include "ir/tensor_source.hpp"
+
+namespace kiln::ir {
+
+class HfCheckpoint final : public TensorSource {
+ public:
+  // Opens and validates the directory's files (not yet the tensor set against the
+  // architecture: that is models::validate_tensors). Errors name the file and field.
+  explicit HfCheckpoint(const std::filesystem::path& dir);
+
+  const std::filesystem::path& dir() const { return dir_; }
+  const ModelConfig& config() const { return config_; }
+  const Json& generation_config() const { return generation_config_; }  // {} when absent
+
+  const TensorView* find(std::string_view name) const override;
+  std::vector<std::string> names() const override;
+  std::string origin() const override { return dir_.string(); }
+
+  // True when `dir` looks like a Hugging Face checkpoint (has config.json).
+  static bool is_checkpoint_dir(const std::filesystem::path& dir);
+
+ private:
+  void open_sharded(const std::filesystem::path& index_path);
+
+  std::filesystem::path dir_;
+  ModelConfig config_;
+  Json generation_config_ = Json::object();
+  std::vector<std::unique_ptr<SafetensorsFile>> shards_;
+  std::map<std::string, const TensorView*, std::less<>> tensors_;
+};
+
+}  // namespace kiln::ir
