@@ -1,0 +1,65 @@
+// The Llama family's forward pass (Llama 2/3/3.1/3.2, TinyLlama, SmolLM): embedding, then per
+// layer RMSNorm → attention (GQA, RoPE) → residual → RMSNorm → SwiGLU MLP → residual, then the
+// final norm and a tied or separate head. Written once over models::Ops.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "ir/tensor_source.hpp"
+#include "models/language_model.hpp"
+#include "models/ops.hpp"
+
+namespace kiln::models {
+
+class LlamaModel final : public LanguageModel {
+ public:
+  // Validates the source's tensors against the config, loads them through `ops` and allocates
+  // the KV cache with `kv_layout` (its model-dependent fields are filled in here). `source`
+  // must stay alive: backends may keep views into its mapped files.
+  LlamaModel(const ir::ModelConfig& config, std::shared_ptr<const ir::TensorSource> source,
+             std::unique_ptr<Ops> ops, KvCacheLayout kv_layout);
+
+  const ir::ModelConfig& config() const override { return config_; }
+  const KvCacheLayout& kv_cache_layout() const override { return ops_->kv_cache_layout(); }
+  void step(std::span<const SequenceChunk> batch, StepOutput& out) override;
+
+ private:
+  struct Layer {
+    std::unique_ptr<Weight> attn_norm, wq, wk, wv, wo, bq, bk, bv, bo;
+    std::unique_ptr<Weight> mlp_norm, w_gate, w_up, w_down, b_gate, b_up, b_down;
+  };
+
+  // Scratch buffers, grown to the largest step seen and then reused (no allocation per token).
+  struct Workspace {
+    std::vector<std::int32_t> ids;        // [rows]
+    std::vector<std::int64_t> positions;  // [rows]
+    std::vector<std::int64_t> slots;      // [rows]
+    std::vector<float> cos, sin;          // [rows, head_dim / 2]
+    std::vector<float> residual;          // [rows, hidden]
+    std::vector<float> normed;            // [rows, hidden]
+    std::vector<float> q;                 // [rows, heads * head_dim]
+    std::vector<float> k, v;              // [rows, kv_heads * head_dim]
+    std::vector<float> attn;              // [rows, heads * head_dim]
+    std::vector<float> proj;              // [rows, hidden]
+    std::vector<float> gate, up;          // [rows, intermediate]
+    std::vector<float> head_in;           // [logit rows, hidden]
+  };
+
+  std::unique_ptr<Weight> load(const std::string& name, WeightUse use);
+  void prepare_rows(std::span<const SequenceChunk> batch, std::vector<AttentionSequence>& sequences);
+  void run_layer(const Layer& layer, std::int64_t index, std::int64_t rows,
+                 std::span<const AttentionSequence> sequences);
+  void compute_logits(std::span<const SequenceChunk> batch, StepOutput& out);
+
+  ir::ModelConfig config_;
+  std::shared_ptr<const ir::TensorSource> source_;
+  std::unique_ptr<Ops> ops_;
+  std::vector<double> inv_freq_;
+  std::unique_ptr<Weight> embedding_, final_norm_, head_;
+  std::vector<Layer> layers_;
+  Workspace ws_;
+  std::vector<AttentionSequence> sequences_;
+};
+
+}  // namespace kiln::models

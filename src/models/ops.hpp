@@ -1,0 +1,99 @@
+// The operations a transformer forward pass is written in. Model code (llama.cpp, ...) calls
+// these on opaque weights and never sees a layout; a backend implements them: ReferenceOps
+// (scalar f32, the oracle) here, the compiled CPU backend in src/runtime with repacked weights
+// and ISA kernels. Activations are row-major f32: [rows, width].
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "ir/tensor_view.hpp"
+#include "models/kv_layout.hpp"
+
+namespace kiln::models {
+
+// A weight in whatever form the backend chose (mapped f32, repacked int4, ...).
+class Weight {
+ public:
+  virtual ~Weight() = default;
+};
+
+// What a tensor is used as decides how a backend may store it.
+enum class WeightUse : std::uint8_t {
+  kMatrix,     // [out, in] multiplied by activations
+  kEmbedding,  // [vocab, hidden] rows gathered by token id (may also serve as a tied head)
+  kVector,     // norm gains and biases, applied element-wise
+};
+
+// One output of linear(): out [rows, W.out] = x [rows, W.in] · Wᵀ (+ bias).
+struct LinearTarget {
+  const Weight* weight = nullptr;
+  const Weight* bias = nullptr;  // may be null
+  float* out = nullptr;
+};
+
+// One sequence's part of a step, for attention: its rows in the batch and its KV blocks.
+struct AttentionSequence {
+  std::int64_t row_begin = 0;  // first row of this sequence in q / out
+  std::int64_t num_rows = 0;
+  std::int64_t num_cached = 0;  // position of the first row
+  std::span<const std::int32_t> block_table;
+};
+
+struct RotaryTable {
+  const float* cos = nullptr;  // [rows, head_dim / 2]
+  const float* sin = nullptr;  // [rows, head_dim / 2]
+};
+
+class Ops {
+ public:
+  virtual ~Ops() = default;
+
+  // Takes a tensor (mapped, never copied unless the backend repacks it) for the given use.
+  virtual std::unique_ptr<Weight> load_weight(const ir::TensorView& tensor, WeightUse use) = 0;
+
+  // Allocates the paged KV cache; earlier contents are gone.
+  virtual void allocate_kv_cache(const KvCacheLayout& layout) = 0;
+  virtual const KvCacheLayout& kv_cache_layout() const = 0;
+
+  // out [ids, hidden] = rows of the embedding table.
+  virtual void embed(const Weight& table, std::span<const std::int32_t> ids, float* out) = 0;
+
+  // out [rows, dim] = x / rms(x) * gain.
+  virtual void rms_norm(const float* x, const Weight& gain, double eps, std::int64_t rows,
+                        std::int64_t dim, float* out) = 0;
+
+  // residual [rows, dim] += x; out = rms_norm(residual): the residual add fused into the norm
+  // that follows it, saving a pass over memory.
+  virtual void add_rms_norm(float* residual, const float* x, const Weight& gain, double eps,
+                            std::int64_t rows, std::int64_t dim, float* out) = 0;
+
+  // acc [count] += x.
+  virtual void add(float* acc, const float* x, std::int64_t count) = 0;
+
+  // Every target multiplies the same x [rows, in]; a backend may quantise x once for all.
+  virtual void linear(const float* x, std::int64_t rows, std::span<const LinearTarget> targets) = 0;
+
+  // Rotates q [rows, num_heads, head_dim] and k [rows, num_kv_heads, head_dim] in place, HF
+  // "rotate_half" convention (dimension i pairs with i + head_dim/2).
+  virtual void rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads,
+                    std::int64_t num_kv_heads, std::int64_t head_dim, const RotaryTable& table) = 0;
+
+  // out [count] = silu(gate) * up.
+  virtual void silu_mul(const float* gate, const float* up, std::int64_t count, float* out) = 0;
+
+  // Writes k, v [rows, num_kv_heads, head_dim] of `layer` into the cache at `slots` [rows]
+  // (slot = block_id * block_size + offset).
+  virtual void store_kv(std::int64_t layer, const float* k, const float* v,
+                        std::span<const std::int64_t> slots) = 0;
+
+  // Causal attention of q [rows, num_heads, head_dim] over each sequence's cached keys and
+  // values (the current rows already stored); out has q's shape. GQA: head h reads KV head
+  // h / (num_heads / num_kv_heads).
+  virtual void attention(std::int64_t layer, const float* q, std::int64_t num_heads,
+                         std::span<const AttentionSequence> sequences, float scale, float* out) = 0;
+};
+
+}  // namespace kiln::models

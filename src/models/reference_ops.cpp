@@ -1,0 +1,130 @@
+#include "models/reference_ops.hpp"
+
+#include <algorithm>
+
+#include "ir/tensor_convert.hpp"
+#include "kernels/reference/elementwise.hpp"
+#include "kernels/reference/paged_attention.hpp"
+#include "util/error.hpp"
+
+namespace kiln::models {
+namespace {
+
+namespace ref = kernels::reference;
+
+// A mapped tensor; vectors (norm gains, biases) are converted to f32 once since they are tiny.
+class ReferenceWeight final : public Weight {
+ public:
+  ReferenceWeight(const ir::TensorView& view, WeightUse use) : view_(view) {
+    if (use == WeightUse::kVector) values_ = ir::to_f32(view);
+  }
+  const ir::TensorView& view() const { return view_; }
+  std::int64_t rows() const { return view_.shape.front(); }
+  std::int64_t cols() const { return view_.shape.size() > 1 ? view_.shape[1] : 1; }
+  const float* vector() const { return values_.data(); }
+
+ private:
+  ir::TensorView view_;
+  std::vector<float> values_;
+};
+
+const ReferenceWeight& as_reference(const Weight& w) { return static_cast<const ReferenceWeight&>(w); }
+
+}  // namespace
+
+std::unique_ptr<Weight> ReferenceOps::load_weight(const ir::TensorView& tensor, WeightUse use) {
+  if (use != WeightUse::kVector && tensor.shape.size() != 2) {
+    fail("tensor '{}': expected a matrix, got shape {}", tensor.name, ir::format_shape(tensor.shape));
+  }
+  return std::make_unique<ReferenceWeight>(tensor, use);
+}
+
+void ReferenceOps::allocate_kv_cache(const KvCacheLayout& layout) {
+  if (layout.precision != KvPrecision::kF32) {
+    fail(ErrorKind::kUnsupported, "the reference backend keeps its KV cache in f32 only");
+  }
+  kv_layout_ = layout;
+  const auto per_layer = static_cast<std::size_t>(layout.num_blocks * layout.num_kv_heads * layout.block_size * layout.head_dim);
+  keys_.assign(static_cast<std::size_t>(layout.num_layers), std::vector<float>(per_layer));
+  values_.assign(static_cast<std::size_t>(layout.num_layers), std::vector<float>(per_layer));
+}
+
+void ReferenceOps::embed(const Weight& table, std::span<const std::int32_t> ids, float* out) {
+  const ReferenceWeight& t = as_reference(table);
+  const std::int64_t dim = t.cols();
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    ir::convert_to_f32(t.view(), ids[i] * dim, dim, out + static_cast<std::int64_t>(i) * dim);
+  }
+}
+
+void ReferenceOps::rms_norm(const float* x, const Weight& gain, double eps, std::int64_t rows, std::int64_t dim,
+                            float* out) {
+  ref::rms_norm(x, as_reference(gain).vector(), eps, rows, dim, out);
+}
+
+void ReferenceOps::add_rms_norm(float* residual, const float* x, const Weight& gain, double eps, std::int64_t rows,
+                                std::int64_t dim, float* out) {
+  ref::add(residual, x, rows * dim);
+  ref::rms_norm(residual, as_reference(gain).vector(), eps, rows, dim, out);
+}
+
+void ReferenceOps::add(float* acc, const float* x, std::int64_t count) { ref::add(acc, x, count); }
+
+void ReferenceOps::linear(const float* x, std::int64_t rows, std::span<const LinearTarget> targets) {
+  for (const LinearTarget& target : targets) {
+    const ReferenceWeight& w = as_reference(*target.weight);
+    const std::int64_t out_dim = w.rows();
+    const std::int64_t in_dim = w.cols();
+    const float* bias = target.bias ? as_reference(*target.bias).vector() : nullptr;
+    row_.resize(static_cast<std::size_t>(in_dim));
+    for (std::int64_t o = 0; o < out_dim; ++o) {
+      ir::convert_to_f32(w.view(), o * in_dim, in_dim, row_.data());
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const float* xr = x + r * in_dim;
+        double dot = bias ? bias[o] : 0.0;
+        for (std::int64_t i = 0; i < in_dim; ++i) dot += double(xr[i]) * row_[i];
+        target.out[r * out_dim + o] = static_cast<float>(dot);
+      }
+    }
+  }
+}
+
+void ReferenceOps::rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads, std::int64_t num_kv_heads,
+                        std::int64_t head_dim, const RotaryTable& table) {
+  ref::rope_rotate_half(q, rows, num_heads, head_dim, table.cos, table.sin);
+  ref::rope_rotate_half(k, rows, num_kv_heads, head_dim, table.cos, table.sin);
+}
+
+void ReferenceOps::silu_mul(const float* gate, const float* up, std::int64_t count, float* out) {
+  ref::silu_mul(gate, up, count, out);
+}
+
+void ReferenceOps::store_kv(std::int64_t layer, const float* k, const float* v, std::span<const std::int64_t> slots) {
+  const KvCacheLayout& l = kv_layout_;
+  float* keys = keys_[static_cast<std::size_t>(layer)].data();
+  float* values = values_[static_cast<std::size_t>(layer)].data();
+  for (std::size_t r = 0; r < slots.size(); ++r) {
+    const std::int64_t block = slots[r] / l.block_size;
+    const std::int64_t offset = slots[r] % l.block_size;
+    for (std::int64_t h = 0; h < l.num_kv_heads; ++h) {
+      const std::int64_t src = (static_cast<std::int64_t>(r) * l.num_kv_heads + h) * l.head_dim;
+      const std::int64_t dst = ((block * l.num_kv_heads + h) * l.block_size + offset) * l.head_dim;
+      std::copy_n(k + src, l.head_dim, keys + dst);
+      std::copy_n(v + src, l.head_dim, values + dst);
+    }
+  }
+}
+
+void ReferenceOps::attention(std::int64_t layer, const float* q, std::int64_t num_heads,
+                             std::span<const AttentionSequence> sequences, float scale, float* out) {
+  const KvCacheLayout& l = kv_layout_;
+  const ref::PagedKvF32 kv{keys_[static_cast<std::size_t>(layer)].data(), values_[static_cast<std::size_t>(layer)].data(),
+                           l.block_size, l.num_kv_heads, l.head_dim};
+  const std::int64_t row_width = num_heads * l.head_dim;
+  for (const AttentionSequence& s : sequences) {
+    ref::paged_attention(q + s.row_begin * row_width, s.num_rows, s.num_cached, num_heads, s.block_table, kv, scale,
+                         out + s.row_begin * row_width);
+  }
+}
+
+}  // namespace kiln::models
