@@ -1,0 +1,79 @@
+// A persistent worker pool for the token path. parallel_for wakes the workers with one atomic
+// store, the calling thread works too, and the call returns after one barrier. Waiting threads
+// spin briefly (a decode step issues an op every few microseconds) and then sleep on a futex, so
+// an idle pool costs nothing. Invariant: no heap allocation per call.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+
+struct ThreadPoolOptions {
+  std::size_t num_threads = 0;  // including the caller; 0 = the CPUs this process may run on
+  bool pin_threads = false;     // pin thread i (caller = 0) to the i-th allowed CPU
+  std::uint32_t spin_us = 200;  // how long a waiting thread spins before it sleeps
+};
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(ThreadPoolOptions options = {});
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Threads that run tasks, the caller included.
+  std::size_t num_threads() const { return workers_.size() + 1; }
+
+  // Runs fn(task, thread) for every task in [0, num_tasks) and returns when all have finished.
+  // Tasks are claimed dynamically, so a thread that wakes late takes fewer; `thread` is in
+  // [0, num_threads()) and unique among concurrently running tasks (for per-thread scratch).
+  // The first exception a task throws is rethrown here after the others finish. Called from
+  // inside a task, it runs the tasks inline on that thread (no nested parallelism).
+  // Not reentrant from several outside threads at once: one pool serves one caller.
+  template <typename Fn>
+  void parallel_for(std::size_t num_tasks, Fn&& fn) {
+    using F = std::remove_reference_t<Fn>;
+    run(num_tasks, const_cast<void*>(static_cast<const void*>(&fn)),
+        [](void* ctx, std::size_t task, std::size_t thread) { (*static_cast<F*>(ctx))(task, thread); });
+  }
+
+ private:
+  using TaskFn = void (*)(void* ctx, std::size_t task, std::size_t thread);
+
+  void run(std::size_t num_tasks, void* ctx, TaskFn fn);
+  void worker_loop(std::size_t thread, const std::vector<int>& cpus);
+  void drain_tasks(std::size_t thread);
+  // Returns once `value` differs from `old`: spins for options_.spin_us, then sleeps on it.
+  void wait_while_equal(std::atomic<std::uint32_t>& value, std::uint32_t old,
+                        std::atomic<std::uint32_t>& sleepers);
+
+  ThreadPoolOptions options_;
+  std::vector<std::thread> workers_;
+
+  // The job being run: written by the caller before generation_ is bumped.
+  void* ctx_ = nullptr;
+  TaskFn fn_ = nullptr;
+  std::size_t num_tasks_ = 0;
+
+  // alignas: the counters bounce between cores; keep each on its own cache line.
+  alignas(64) std::atomic<std::uint32_t> generation_{0};  // bumped per job; workers wait on it
+  alignas(64) std::atomic<std::size_t> next_task_{0};
+  alignas(64) std::atomic<std::uint32_t> busy_workers_{0};  // workers still in the current job
+  // Threads asleep on generation_ / busy_workers_: a notify (a syscall) is only paid when > 0.
+  alignas(64) std::atomic<std::uint32_t> sleeping_workers_{0};
+  std::atomic<std::uint32_t> sleeping_callers_{0};
+  std::atomic<bool> stop_{false};
+
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+};
+
+}  // namespace kiln
