@@ -22,14 +22,12 @@ std::int64_t positive(const JsonFields& f, std::string_view key) {
   return v;
 }
 
-RopeScaling parse_rope_scaling(const JsonFields& f) {
+// `rs` is the scaling object: HF's `rope_scaling` (older configs) or `rope_parameters` (newer).
+RopeScaling parse_rope_scaling(const JsonFields& rs) {
   RopeScaling scaling;
-  if (!f.has("rope_scaling")) return scaling;
-  const Json& json = f.object()["rope_scaling"];
-  JsonFields rs(json, f.origin() + ": rope_scaling");
   // HF renamed "type" to "rope_type"; checkpoints carry either.
   const std::string type = rs.has("rope_type") ? rs.get<std::string>("rope_type")
-                                               : rs.get<std::string>("type");
+                                               : rs.get_or<std::string>("type", "default");
   if (type == "default") return scaling;
   scaling.factor = rs.get<double>("factor");
   if (scaling.factor < 1.0) rs.fail_field("factor", fmt::format("must be >= 1, got {}", scaling.factor));
@@ -51,6 +49,22 @@ RopeScaling parse_rope_scaling(const JsonFields& f) {
                   fmt::format("'{}' is not supported (accepted: default, linear, llama3)", type));
   }
   return scaling;
+}
+
+// RoPE base and scaling: transformers >= 5 nests both in `rope_parameters`; older configs have
+// `rope_theta` and `rope_scaling` at the top level.
+void parse_rope(const JsonFields& f, ModelConfig& c) {
+  if (f.has("rope_parameters")) {
+    JsonFields rp(f.object()["rope_parameters"], f.origin() + ": rope_parameters");
+    c.rope_theta = rp.get_or<double>("rope_theta", 10000.0);
+    c.rope_scaling = parse_rope_scaling(rp);
+  } else {
+    c.rope_theta = f.get_or<double>("rope_theta", 10000.0);
+    if (f.has("rope_scaling")) {
+      c.rope_scaling = parse_rope_scaling(JsonFields(f.object()["rope_scaling"], f.origin() + ": rope_scaling"));
+    }
+  }
+  if (c.rope_theta <= 0) f.fail_field("rope_theta", "must be positive");
 }
 
 std::vector<std::int32_t> parse_eos(const JsonFields& f) {
@@ -119,9 +133,7 @@ ModelConfig parse_model_config(const Json& json, const std::string& origin) {
   c.max_position_embeddings = f.has("max_position_embeddings") ? positive(f, "max_position_embeddings") : 2048;
   c.rms_norm_eps = f.get_or<double>("rms_norm_eps", 1e-6);
   if (c.rms_norm_eps <= 0) f.fail_field("rms_norm_eps", "must be positive");
-  c.rope_theta = f.get_or<double>("rope_theta", 10000.0);
-  if (c.rope_theta <= 0) f.fail_field("rope_theta", "must be positive");
-  c.rope_scaling = parse_rope_scaling(f);
+  parse_rope(f, c);
   c.tie_word_embeddings = f.get_or<bool>("tie_word_embeddings", false);
   c.attention_bias = f.get_or<bool>("attention_bias", false);
   c.mlp_bias = f.get_or<bool>("mlp_bias", false);
