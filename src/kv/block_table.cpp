@@ -1,0 +1,49 @@
+#include "kv/block_table.hpp"
+
+#include "util/error.hpp"
+
+namespace kiln::kv {
+
+BlockTable::BlockTable(BlockPool& pool, std::int32_t block_size) : pool_(&pool), block_size_(block_size) {
+  if (block_size <= 0) fail("KV block size must be positive, got {}", block_size);
+}
+
+BlockTable::~BlockTable() { clear(); }
+
+BlockTable::BlockTable(BlockTable&& other) noexcept
+    : pool_(other.pool_), block_size_(other.block_size_), blocks_(std::move(other.blocks_)) {
+  other.blocks_.clear();
+}
+
+bool BlockTable::reserve(std::int64_t num_tokens) {
+  const std::int64_t needed = (num_tokens + block_size_ - 1) / block_size_;
+  const std::size_t before = blocks_.size();
+  while (static_cast<std::int64_t>(blocks_.size()) < needed) {
+    const auto block = pool_->allocate();
+    if (!block) {
+      truncate(static_cast<std::int64_t>(before) * block_size_);
+      return false;
+    }
+    blocks_.push_back(*block);
+  }
+  return true;
+}
+
+void BlockTable::truncate(std::int64_t num_tokens) {
+  const std::int64_t keep = (num_tokens + block_size_ - 1) / block_size_;
+  while (static_cast<std::int64_t>(blocks_.size()) > keep) {
+    pool_->release(blocks_.back());
+    blocks_.pop_back();
+  }
+}
+
+void BlockTable::clear() { truncate(0); }
+
+BlockTable BlockTable::fork() const {
+  BlockTable copy(*pool_, block_size_);
+  copy.blocks_ = blocks_;
+  for (std::int32_t b : blocks_) pool_->add_ref(b);
+  return copy;
+}
+
+}  // namespace kiln::kv
