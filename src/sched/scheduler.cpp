@@ -1,0 +1,51 @@
+#include "sched/scheduler.hpp"
+
+#include <algorithm>
+
+#include "util/error.hpp"
+
+namespace kiln::sched {
+
+Scheduler::Scheduler(SchedulerConfig config) : config_(config) {
+  if (config_.max_num_batched_tokens <= 0) {
+    fail("SchedulerConfig: max_num_batched_tokens must be positive, got {}", config_.max_num_batched_tokens);
+  }
+  if (config_.max_num_seqs <= 0) fail("SchedulerConfig: max_num_seqs must be positive, got {}", config_.max_num_seqs);
+}
+
+ScheduleOutput Scheduler::schedule(std::span<SchedulableSequence> sequences) {
+  ScheduleOutput out;
+  std::int64_t budget = config_.max_num_batched_tokens;
+  const auto holds_blocks = [&](std::size_t i) { return !sequences[i].blocks->blocks().empty(); };
+
+  for (std::size_t i = 0; i < sequences.size() && budget > 0; ++i) {
+    if (static_cast<std::int32_t>(out.chunks.size()) == config_.max_num_seqs) break;
+    SchedulableSequence& s = sequences[i];
+    const std::int64_t want = s.num_tokens - s.num_computed;
+    if (want <= 0) continue;
+    const std::int64_t take = std::min(want, budget);
+    bool reserved = s.blocks->reserve(s.num_computed + take);
+    while (!reserved) {
+      // Free the newest sequence that still holds blocks. Only newer ones (j > i) qualify, so
+      // nothing already scheduled this step is touched; a freed one may be rescheduled below.
+      std::size_t victim = sequences.size();
+      for (std::size_t j = sequences.size(); j-- > i + 1;) {
+        if (holds_blocks(j)) {
+          victim = j;
+          break;
+        }
+      }
+      if (victim == sequences.size()) break;
+      sequences[victim].blocks->clear();
+      sequences[victim].num_computed = 0;
+      out.preempted.push_back(victim);
+      reserved = s.blocks->reserve(s.num_computed + take);
+    }
+    if (!reserved) break;  // this one waits; later ones are newer and would wait too
+    out.chunks.push_back({i, take});
+    budget -= take;
+  }
+  return out;
+}
+
+}  // namespace kiln::sched

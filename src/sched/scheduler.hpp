@@ -1,0 +1,51 @@
+// The scheduler decides, each step, how many new tokens every unfinished sequence processes:
+// {sequence: num_tokens}. There are no prefill and decode phases: a long prompt is cut into
+// chunks that share a step with other sequences' single decode tokens, within a token budget.
+// It reserves the KV blocks each chunk needs and, when the pool runs dry, preempts the newest
+// sequence (its blocks are freed and it will recompute). It never touches tensors.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kv/block_table.hpp"
+
+namespace kiln::sched {
+
+struct SchedulerConfig {
+  std::int64_t max_num_batched_tokens = 2048;  // new tokens per step over all sequences
+  std::int32_t max_num_seqs = 64;              // sequences per step
+};
+
+// A sequence as the scheduler sees it.
+struct SchedulableSequence {
+  std::int64_t num_tokens = 0;    // tokens known: prompt + generated
+  std::int64_t num_computed = 0;  // of those, tokens whose keys and values are cached
+  kv::BlockTable* blocks = nullptr;
+};
+
+struct ScheduledChunk {
+  std::size_t sequence = 0;  // index into the schedule() argument
+  std::int64_t num_tokens = 0;
+};
+
+struct ScheduleOutput {
+  std::vector<ScheduledChunk> chunks;    // in the order given
+  std::vector<std::size_t> preempted;    // blocks released; the caller resets num_computed to 0
+};
+
+class Scheduler {
+ public:
+  explicit Scheduler(SchedulerConfig config);
+
+  // `sequences` are in arrival order; earlier ones are served first and preempted last.
+  ScheduleOutput schedule(std::span<SchedulableSequence> sequences);
+
+  const SchedulerConfig& config() const { return config_; }
+
+ private:
+  SchedulerConfig config_;
+};
+
+}  // namespace kiln::sched

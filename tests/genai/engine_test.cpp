@@ -1,0 +1,114 @@
+// Oracles: transformers' greedy continuations on the golden checkpoints (a request through the
+// engine must reproduce them exactly), and invariance: the same requests give the same tokens
+// alone, batched together, with a tiny prefill budget (chunked prefill), and with a KV cache
+// so small that sequences are preempted and recomputed.
+#include "genai/engine.hpp"
+
+#include <gtest/gtest.h>
+
+#include "../models/golden_checkpoint.hpp"
+#include "models/model_factory.hpp"
+#include "models/reference_ops.hpp"
+
+namespace kiln::genai {
+namespace {
+
+std::unique_ptr<models::LanguageModel> model_with(const testing::GoldenCheckpoint& g, std::int64_t num_blocks,
+                                                  std::int64_t block_size = 4) {
+  models::KvCacheLayout kv;
+  kv.num_blocks = num_blocks;
+  kv.block_size = block_size;
+  return models::create_language_model(g.checkpoint->config(), g.checkpoint, std::make_unique<models::ReferenceOps>(), kv);
+}
+
+GenerationConfig greedy(std::int64_t n) {
+  GenerationConfig c;
+  c.max_new_tokens = n;
+  c.ignore_eos = true;
+  return c;
+}
+
+std::vector<std::vector<std::int32_t>> run_all(Engine& engine, const testing::GoldenCheckpoint& g, GenerationConfig c) {
+  std::vector<RequestId> ids;
+  for (const auto& p : g.prompts) ids.push_back(engine.add_request(p.ids, c));
+  engine.run_until_idle();
+  std::vector<std::vector<std::int32_t>> out;
+  for (RequestId id : ids) {
+    const auto gen = engine.request(id).generated();
+    out.emplace_back(gen.begin(), gen.end());
+  }
+  return out;
+}
+
+TEST(Engine, BatchedGreedyMatchesTransformers) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto model = model_with(g, 128);
+  Engine engine(*model);
+  const auto outputs = run_all(engine, g, greedy(32));
+  for (std::size_t i = 0; i < g.prompts.size(); ++i) EXPECT_EQ(outputs[i], g.prompts[i].greedy_ids) << g.prompts[i].prompt;
+}
+
+TEST(Engine, ChunkedPrefillAndPreemptionDoNotChangeTokens) {
+  const auto g = testing::load_golden_checkpoint("llama2_tiny");
+  // 5 prompts of up to ~25 tokens + 32 new ≈ 15 blocks each of 4 tokens; 20 blocks forces
+  // preemption, a budget of 7 tokens forces chunked prefill.
+  auto model = model_with(g, 20);
+  Engine engine(*model, {.max_num_batched_tokens = 7, .max_num_seqs = 3});
+  const auto outputs = run_all(engine, g, greedy(32));
+  for (std::size_t i = 0; i < g.prompts.size(); ++i) EXPECT_EQ(outputs[i], g.prompts[i].greedy_ids) << g.prompts[i].prompt;
+}
+
+TEST(Engine, StopsOnEosStopTokensCallbackAndLength) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto model = model_with(g, 64);
+  Engine engine(*model);
+  const auto& p = g.prompts[0];
+  // The 5th greedy token as EOS: generation ends there and the EOS is not streamed.
+  GenerationConfig c = greedy(32);
+  c.ignore_eos = false;
+  c.eos_token_ids = {p.greedy_ids[4]};
+  std::vector<std::int32_t> streamed;
+  RequestId id = engine.add_request(p.ids, c, [&](std::int32_t t) {
+    streamed.push_back(t);
+    return StreamingStatus::RUNNING;
+  });
+  engine.run_until_idle();
+  EXPECT_EQ(engine.request(id).finish_reason, FinishReason::kStop);
+  EXPECT_EQ(engine.request(id).num_generated(), 5);
+  EXPECT_EQ(streamed, std::vector<std::int32_t>(p.greedy_ids.begin(), p.greedy_ids.begin() + 4));
+
+  c = greedy(32);
+  c.stop_token_ids = {p.greedy_ids[2]};
+  id = engine.add_request(p.ids, c);
+  engine.run_until_idle();
+  EXPECT_EQ(engine.request(id).num_generated(), 3);
+
+  int calls = 0;
+  id = engine.add_request(p.ids, greedy(32), [&](std::int32_t) { return ++calls == 6 ? StreamingStatus::CANCEL : StreamingStatus::RUNNING; });
+  engine.run_until_idle();
+  EXPECT_EQ(engine.request(id).finish_reason, FinishReason::kCancelled);
+  EXPECT_EQ(engine.request(id).num_generated(), 6);
+
+  id = engine.add_request(p.ids, greedy(7));
+  engine.run_until_idle();
+  EXPECT_EQ(engine.request(id).finish_reason, FinishReason::kLength);
+  EXPECT_EQ(engine.request(id).num_generated(), 7);
+}
+
+TEST(Engine, RejectsPromptsThatDoNotFit) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto model = model_with(g, 2);  // 8 tokens of KV
+  Engine engine(*model);
+  EXPECT_EQ(engine.max_context_tokens(), 8);
+  EXPECT_KILN_ERROR(engine.add_request(g.prompts[1].ids, greedy(4)), "tokens, but the context holds 8");
+  EXPECT_KILN_ERROR(engine.add_request({}, greedy(4)), "prompt is empty");
+  EXPECT_KILN_ERROR(engine.add_request({999999}, greedy(4)), "outside the vocabulary");
+  // A request that fits generates to the end of the context and stops with kLength.
+  const RequestId id = engine.add_request({g.prompts[0].ids[0], g.prompts[0].ids[1]}, greedy(100));
+  engine.run_until_idle();
+  EXPECT_EQ(engine.request(id).num_generated(), 6);
+  EXPECT_EQ(engine.request(id).finish_reason, FinishReason::kLength);
+}
+
+}  // namespace
+}  // namespace kiln::genai
