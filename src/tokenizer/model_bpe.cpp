@@ -1,0 +1,281 @@
+// BPE as HF `tokenizers` implements it (models/bpe/model.rs and word.rs), step for step, so
+// ties, stale heap entries, byte fallback order and unk fusing give the same ids.
+#include "tokenizer/model_bpe.hpp"
+
+#include <algorithm>
+
+#include "tokenizer/byte_level_alphabet.hpp"
+#include "tokenizer/unicode.hpp"
+#include "tokenizer/word_cache.hpp"
+
+namespace kiln::tok {
+namespace {
+
+std::optional<std::string> optional_string(const JsonFields& fields, std::string_view key) {
+  return fields.get_optional<std::string>(key);
+}
+
+struct Merge {
+  std::uint32_t rank;
+  std::int32_t pos;
+  std::int32_t merged_id;
+  // std heaps pop the largest: inverted so the lowest rank, then the lowest position, wins.
+  bool operator<(const Merge& other) const {
+    return rank != other.rank ? rank > other.rank : pos > other.pos;
+  }
+};
+
+}  // namespace
+
+BpeModel::BpeModel(const Json& spec, const std::string& origin) : cache_id_(next_model_id()) {
+  const JsonFields fields(spec, origin);
+  if (const auto dropout = fields.get_optional<double>("dropout"); dropout && *dropout > 0.0) {
+    fail(ErrorKind::kUnsupported, "{}: BPE dropout {} is not supported (inference needs "
+         "deterministic ids; set it to null)", origin, *dropout);
+  }
+  unk_token_ = optional_string(fields, "unk_token");
+  continuing_subword_prefix_ = optional_string(fields, "continuing_subword_prefix");
+  end_of_word_suffix_ = optional_string(fields, "end_of_word_suffix");
+  fuse_unk_ = fields.get_or<bool>("fuse_unk", false);
+  byte_fallback_ = fields.get_or<bool>("byte_fallback", false);
+  ignore_merges_ = fields.get_or<bool>("ignore_merges", false);
+  if (!spec.contains("vocab") || !spec.contains("merges")) {
+    fail("{}: BPE model needs both 'vocab' and 'merges'", origin);
+  }
+  load_vocab(spec.at("vocab"), origin + ".vocab");
+  load_merges(spec.at("merges"), origin + ".merges");
+}
+
+void BpeModel::load_vocab(const Json& vocab, const std::string& origin) {
+  if (!vocab.is_object()) fail("{}: must be an object of token -> id", origin);
+  token_to_id_.reserve(vocab.size());
+  std::int32_t max_id = -1;
+  for (const auto& [token, id_json] : vocab.items()) {
+    if (!id_json.is_number_integer() || id_json.get<std::int64_t>() < 0 ||
+        id_json.get<std::int64_t>() > 0x7FFFFFFF) {
+      fail("{}: id of token \"{}\" must be a non-negative 32-bit integer, got {}", origin, token,
+           id_json.dump());
+    }
+    const auto id = static_cast<std::int32_t>(id_json.get<std::int64_t>());
+    token_to_id_[token] = id;
+    max_id = std::max(max_id, id);
+  }
+  id_to_token_.assign(static_cast<std::size_t>(max_id + 1), std::string());
+  has_id_.assign(static_cast<std::size_t>(max_id + 1), false);
+  for (const auto& [token, id] : token_to_id_) {
+    id_to_token_[static_cast<std::size_t>(id)] = token;
+    has_id_[static_cast<std::size_t>(id)] = true;
+  }
+}
+
+void BpeModel::load_merges(const Json& merges, const std::string& origin) {
+  if (!merges.is_array()) fail("{}: must be an array", origin);
+  merges_ = MergeTable(merges.size());
+  const std::size_t prefix_length = continuing_subword_prefix_ ? continuing_subword_prefix_->size() : 0;
+  std::string left, right;
+  for (std::size_t rank = 0; rank < merges.size(); ++rank) {
+    const Json& merge = merges[rank];
+    if (merge.is_string()) {  // legacy "a b"
+      const auto& line = merge.get_ref<const std::string&>();
+      const auto space = line.find(' ');
+      if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
+        fail("{}[{}]: merge \"{}\" must be two tokens separated by one space", origin, rank, line);
+      }
+      left = line.substr(0, space), right = line.substr(space + 1);
+    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
+      left = merge[0].get<std::string>(), right = merge[1].get<std::string>();
+    } else {
+      fail("{}[{}]: merge must be \"a b\" or [\"a\", \"b\"], got {}", origin, rank, merge.dump());
+    }
+    const auto left_id = lookup(token_to_id_, left);
+    const auto right_id = lookup(token_to_id_, right);
+    // HF drops the prefix length from the right token without checking it is there.
+    const std::string merged = left + right.substr(std::min(prefix_length, right.size()));
+    const auto merged_id = lookup(token_to_id_, merged);
+    if (!left_id || !right_id || !merged_id) {
+      fail("{}[{}]: merge (\"{}\", \"{}\") uses token \"{}\" that is not in the vocabulary", origin,
+           rank, left, right, !left_id ? left : !right_id ? right : merged);
+    }
+    merges_.insert_or_assign(*left_id, *right_id, static_cast<std::uint32_t>(rank), *merged_id);
+  }
+}
+
+bool BpeModel::enable_raw_byte_input() {
+  if (continuing_subword_prefix_ || end_of_word_suffix_) return false;
+  const auto& alphabet = ByteLevelAlphabet::get();
+  for (int b = 0; b < 256; ++b) {
+    const auto id = lookup(token_to_id_, alphabet.utf8_of(static_cast<std::uint8_t>(b)));
+    if (!id) return false;
+    byte_ids_[static_cast<std::size_t>(b)] = *id;
+  }
+  raw_token_to_id_.reserve(token_to_id_.size());
+  for (const auto& [token, id] : token_to_id_) {
+    // Entries with characters outside the alphabet can never match a mapped piece.
+    if (auto bytes = alphabet.decode(token)) raw_token_to_id_.emplace(std::move(*bytes), id);
+  }
+  raw_bytes_ = true;
+  return true;
+}
+
+std::optional<std::int32_t> BpeModel::lookup(const Vocab& vocab, std::string_view token) const {
+  const auto it = vocab.find(token);
+  if (it == vocab.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::int32_t> BpeModel::token_to_id(std::string_view token) const {
+  return lookup(token_to_id_, token);
+}
+
+const std::string* BpeModel::id_to_token(std::int32_t id) const {
+  if (id < 0 || static_cast<std::size_t>(id) >= id_to_token_.size() || !has_id_[static_cast<std::size_t>(id)]) {
+    return nullptr;
+  }
+  return &id_to_token_[static_cast<std::size_t>(id)];
+}
+
+void BpeModel::tokenize(std::string_view piece, std::vector<std::int32_t>& ids) const {
+  if (piece.empty()) return;
+  if (ignore_merges_) {
+    if (const auto id = lookup(raw_bytes_ ? raw_token_to_id_ : token_to_id_, piece)) {
+      ids.push_back(*id);
+      return;
+    }
+  }
+  WordCache& cache = WordCache::for_thread(cache_id_);
+  if (const auto* hit = cache.find(piece)) {
+    ids.insert(ids.end(), hit->begin(), hit->end());
+    return;
+  }
+  const std::size_t first = ids.size();
+  tokenize_uncached(piece, ids);
+  cache.insert(piece, std::span<const std::int32_t>(ids).subspan(first));
+}
+
+void BpeModel::tokenize_uncached(std::string_view piece, std::vector<std::int32_t>& ids) const {
+  thread_local std::vector<Symbol> symbols;
+  symbols.clear();
+  if (raw_bytes_) {
+    raw_byte_symbols(piece, symbols);
+  } else {
+    initial_symbols(piece, symbols);
+  }
+  merge_all(symbols);
+  for (const Symbol& s : symbols) {
+    if (s.byte_length != 0) ids.push_back(s.id);
+  }
+}
+
+void BpeModel::raw_byte_symbols(std::string_view bytes, std::vector<Symbol>& symbols) const {
+  const auto n = static_cast<std::int32_t>(bytes.size());
+  symbols.reserve(bytes.size());
+  for (std::int32_t i = 0; i < n; ++i) {
+    symbols.push_back({byte_ids_[static_cast<std::uint8_t>(bytes[static_cast<std::size_t>(i)])],
+                       i - 1, i + 1 < n ? i + 1 : -1, 1});
+  }
+}
+
+void BpeModel::initial_symbols(std::string_view word, std::vector<Symbol>& symbols) const {
+  auto add = [&symbols](std::int32_t id, std::uint32_t length) {
+    const auto index = static_cast<std::int32_t>(symbols.size());
+    if (!symbols.empty()) symbols.back().next = index;
+    symbols.push_back({id, index - 1, -1, length});
+  };
+  std::int32_t pending_unk_id = -1;  // an unk not added yet (fuse_unk grows it), and its length
+  std::uint32_t pending_unk_length = 0;
+  auto flush_unk = [&] {
+    if (pending_unk_id >= 0) add(pending_unk_id, pending_unk_length);
+    pending_unk_id = -1;
+  };
+  std::string key;
+  std::size_t pos = 0;
+  while (pos < word.size()) {
+    const std::size_t begin = pos;
+    pos = std::min(word.size(), pos + utf8_sequence_length(static_cast<unsigned char>(word[pos])));
+    const auto char_length = static_cast<std::uint32_t>(pos - begin);
+    key.clear();
+    if (begin != 0 && continuing_subword_prefix_) key += *continuing_subword_prefix_;
+    key += word.substr(begin, char_length);
+    if (pos == word.size() && end_of_word_suffix_) key += *end_of_word_suffix_;
+
+    if (const auto id = lookup(token_to_id_, key)) {
+      flush_unk();
+      add(*id, char_length);
+      continue;
+    }
+    if (byte_fallback_) {
+      // All bytes of `key` (prefix and suffix included) must have a <0xXX> token.
+      std::vector<std::int32_t> byte_tokens;
+      for (const char b : key) {
+        const auto id = lookup(token_to_id_, fmt::format("<0x{:02X}>", static_cast<std::uint8_t>(b)));
+        if (!id) break;
+        byte_tokens.push_back(*id);
+      }
+      if (byte_tokens.size() == key.size()) {
+        // NOTE: HF adds these before a pending unk is flushed; kept for identical ids.
+        for (const std::int32_t id : byte_tokens) add(id, 1);
+        continue;
+      }
+    }
+    if (!unk_token_) continue;  // HF silently drops the character
+    const auto unk_id = lookup(token_to_id_, *unk_token_);
+    if (!unk_id) {
+      fail("tokenizer.json: model.unk_token \"{}\" is not in the vocabulary", *unk_token_);
+    }
+    if (pending_unk_id >= 0 && fuse_unk_) {
+      pending_unk_length += char_length;
+    } else {
+      flush_unk();
+      pending_unk_id = *unk_id;
+      pending_unk_length = char_length;
+    }
+  }
+  flush_unk();
+}
+
+void BpeModel::merge_all(std::vector<Symbol>& symbols) const {
+  if (symbols.size() < 2) return;
+  thread_local std::vector<Merge> queue;  // a binary heap (std::push_heap / pop_heap)
+  queue.clear();
+  auto push = [](const Merge& m) {
+    queue.push_back(m);
+    std::push_heap(queue.begin(), queue.end());
+  };
+  for (std::size_t i = 0; i + 1 < symbols.size(); ++i) {
+    if (const auto* m = merges_.find(symbols[i].id, symbols[i + 1].id)) {
+      queue.push_back({m->rank, static_cast<std::int32_t>(i), m->merged_id});
+    }
+  }
+  std::make_heap(queue.begin(), queue.end());
+  while (!queue.empty()) {
+    std::pop_heap(queue.begin(), queue.end());
+    const Merge top = queue.back();
+    queue.pop_back();
+    Symbol& current = symbols[static_cast<std::size_t>(top.pos)];
+    if (current.byte_length == 0 || current.next == -1) continue;
+    const Symbol right = symbols[static_cast<std::size_t>(current.next)];
+    // Skip stale entries: the pair at this position changed since the entry was pushed.
+    const auto* still = merges_.find(current.id, right.id);
+    if (still == nullptr || still->merged_id != top.merged_id) continue;
+
+    symbols[static_cast<std::size_t>(current.next)].byte_length = 0;
+    current.id = top.merged_id;
+    current.byte_length += right.byte_length;
+    current.next = right.next;
+    if (right.next >= 0) symbols[static_cast<std::size_t>(right.next)].prev = top.pos;
+
+    if (current.prev >= 0) {
+      const Symbol& previous = symbols[static_cast<std::size_t>(current.prev)];
+      if (const auto* m = merges_.find(previous.id, current.id)) {
+        push({m->rank, current.prev, m->merged_id});
+      }
+    }
+    if (current.next >= 0) {
+      if (const auto* m = merges_.find(current.id, symbols[static_cast<std::size_t>(current.next)].id)) {
+        push({m->rank, top.pos, m->merged_id});
+      }
+    }
+  }
+}
+
+}  // namespace kiln::tok

@@ -1,0 +1,83 @@
+// The BPE model of HF `tokenizers` (models/bpe): vocabulary, merge ranks, and the merge loop
+// (a min-heap on (rank, position) over a linked list of symbols, O(n log n) per word), with
+// byte_fallback, unk / fuse_unk, continuing_subword_prefix, end_of_word_suffix, ignore_merges.
+// Immutable after loading; encode-time state lives on the stack and in per-thread caches.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tokenizer/merge_table.hpp"
+#include "util/json.hpp"
+
+namespace kiln::tok {
+
+class BpeModel {
+ public:
+  // `spec` is tokenizer.json's "model" object (type BPE); errors name `origin`.
+  BpeModel(const Json& spec, const std::string& origin);
+
+  // Switches the model to read pieces as raw bytes instead of byte-level alphabet strings (the
+  // ByteLevel pre-tokenizer then skips its mapping). Only possible when every one of the 256
+  // byte-level characters is in the vocabulary and there is no prefix or suffix.
+  bool enable_raw_byte_input();
+
+  // Appends the ids of one pre-token.
+  void tokenize(std::string_view piece, std::vector<std::int32_t>& ids) const;
+
+  std::optional<std::int32_t> token_to_id(std::string_view token) const;
+  // The vocabulary string of `id`, or nullptr when no entry has that id.
+  const std::string* id_to_token(std::int32_t id) const;
+  // Number of vocabulary entries (HF get_vocab_size without added tokens).
+  std::int32_t size() const { return static_cast<std::int32_t>(token_to_id_.size()); }
+
+  // For the fingerprint: the vocabulary by id and the merges by rank, as loaded.
+  const std::vector<std::string>& tokens_by_id() const { return id_to_token_; }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using Vocab = std::unordered_map<std::string, std::int32_t, Hash, std::equal_to<>>;
+  struct Symbol {
+    std::int32_t id;
+    std::int32_t prev;
+    std::int32_t next;
+    std::uint32_t byte_length;  // 0 once merged into its left neighbour
+  };
+
+  void load_vocab(const Json& vocab, const std::string& origin);
+  void load_merges(const Json& merges, const std::string& origin);
+  std::optional<std::int32_t> lookup(const Vocab& vocab, std::string_view token) const;
+
+  // Initial symbols of a word, as HF merge_word builds them (chars, prefix/suffix, byte
+  // fallback, unk fusing).
+  void initial_symbols(std::string_view word, std::vector<Symbol>& symbols) const;
+  void raw_byte_symbols(std::string_view bytes, std::vector<Symbol>& symbols) const;
+  void merge_all(std::vector<Symbol>& symbols) const;
+  void tokenize_uncached(std::string_view piece, std::vector<std::int32_t>& ids) const;
+
+  Vocab token_to_id_;
+  std::vector<std::string> id_to_token_;  // [max id + 1], "" where no entry
+  std::vector<bool> has_id_;
+  MergeTable merges_;
+  std::optional<std::string> unk_token_;
+  std::optional<std::string> continuing_subword_prefix_;
+  std::optional<std::string> end_of_word_suffix_;
+  bool fuse_unk_ = false;
+  bool byte_fallback_ = false;
+  bool ignore_merges_ = false;
+
+  bool raw_bytes_ = false;
+  Vocab raw_token_to_id_;  // byte strings of the entries written in the byte-level alphabet
+  std::array<std::int32_t, 256> byte_ids_{};
+  std::uint64_t cache_id_;
+};
+
+}  // namespace kiln::tok
