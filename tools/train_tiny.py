@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Train kiln-tiny or its draft (Llama, GQA, tied embeddings) on CPU to a step or time budget.
+
+Invariant: given --steps, the run is a pure function of the corpus, tokenizer, arguments and
+seed (bit-exact on the same torch build, thread count and CPU ISA). With --minutes, the step
+count is calibrated once from the speed of the first steps, frozen and logged, so the same run
+replays with --steps.
+
+  python3 tools/train_tiny.py --preset main --minutes 80 --out out/kiln-tiny
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import platform
+import time
+
+# NOTE: on a machine shared with compile jobs, spinning OpenMP workers lose their time slice
+# at every barrier; passive waiting measured faster there. Must be set before torch loads.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from transformers import AutoTokenizer, LlamaForCausalLM  # noqa: E402
+
+from tinylm.checkpoint import save_checkpoint  # noqa: E402
+from tinylm.data import IGNORE_INDEX, BatchMaker, load_corpus  # noqa: E402
+from tinylm.model_presets import llama_config  # noqa: E402
+
+CALIBRATION_STEPS = (10, 150)  # step time is measured over [10, 150), after warm-up effects
+LOG_FIELDS = ["step", "tokens", "elapsed_s", "lr", "train_loss", "text_loss", "qa_loss",
+              "heldout_loss", "tokens_per_s"]
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--preset", choices=["main", "draft"], required=True)
+    parser.add_argument("--corpus", default="out/corpus")
+    parser.add_argument("--tokenizer", default="out/tokenizer")
+    parser.add_argument("--out", required=True, help="checkpoint directory to write")
+    budget = parser.add_mutually_exclusive_group(required=True)
+    budget.add_argument("--minutes", type=float, help="wall-time budget; steps calibrated once")
+    budget.add_argument("--steps", type=int, help="exact number of optimizer steps")
+    parser.add_argument("--seq-len", type=int, default=512)
+    parser.add_argument("--batch", type=int, default=8, help="sequences per step")
+    parser.add_argument("--qa-rows", type=int, default=3, help="Q/A sequences per step")
+    parser.add_argument("--chat-fraction", type=float, default=0.2,
+                        help="share of Q/A items rendered with the chat template")
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--min-lr-ratio", type=float, default=0.05)
+    parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument("--weight-decay", type=float, default=0.1)
+    parser.add_argument("--eval-every", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    if args.warmup <= CALIBRATION_STEPS[1]:
+        parser.error(f"--warmup must exceed {CALIBRATION_STEPS[1]} so that calibrating the "
+                     "step count cannot change the learning rate of a step already taken")
+    if not 0 <= args.qa_rows <= args.batch:
+        parser.error("--qa-rows must be in [0, --batch]")
+    return args
+
+
+def learning_rate(step, total_steps, args):
+    """Linear warm-up, then cosine from --lr down to --lr * --min-lr-ratio at total_steps."""
+    if step < args.warmup:
+        return args.lr * (step + 1) / args.warmup
+    progress = min(1.0, (step - args.warmup) / max(1, total_steps - args.warmup))
+    floor = args.lr * args.min_lr_ratio
+    return floor + (args.lr - floor) * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def make_optimizer(model, args):
+    """AdamW; matrices (embedding included) decay, norm gains do not."""
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    return torch.optim.AdamW(
+        [{"params": decay, "weight_decay": args.weight_decay},
+         {"params": no_decay, "weight_decay": 0.0}],
+        lr=args.lr, betas=(0.9, 0.95), eps=1e-8, fused=False)
+
+
+def token_losses(model, input_ids, labels):
+    """[batch, seq_len - 1] cross-entropy per predicted token (0 where masked), and the mask."""
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        logits = model(input_ids=input_ids).logits  # [batch, seq_len, vocab]
+    targets = labels[:, 1:]
+    mask = targets != IGNORE_INDEX
+    # Flattened to [tokens, vocab]: cross_entropy over a transposed [batch, vocab, seq] view
+    # takes a strided path that is several times slower on CPU.
+    vocab = logits.shape[-1]
+    losses = F.cross_entropy(logits[:, :-1].reshape(-1, vocab).float(),
+                             targets.clamp(min=0).reshape(-1), reduction="none")
+    return losses.view_as(targets) * mask, mask
+
+
+def heldout_windows(tokenizer, texts, seq_len, count):
+    """[count, seq_len] fixed, non-overlapping windows of held-out text for progress logging."""
+    ids = []
+    for text in texts:
+        ids += [tokenizer.bos_token_id, *tokenizer(text, add_special_tokens=False)["input_ids"]]
+    usable = min(count, len(ids) // seq_len)
+    return torch.tensor(ids[:usable * seq_len]).view(usable, seq_len)
+
+
+@torch.no_grad()
+def heldout_loss(model, windows):
+    model.eval()
+    losses, mask = token_losses(model, windows, windows)
+    model.train()
+    return (losses.sum() / mask.sum()).item()
+
+
+def main():
+    args = parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+    train_texts, heldout_texts, pairs = load_corpus(args.corpus)
+    batches = BatchMaker(tokenizer, train_texts, pairs, args.seq_len, args.chat_fraction)
+    windows = heldout_windows(tokenizer, heldout_texts, args.seq_len, 16)
+
+    config = llama_config(args.preset, tokenizer, args.seq_len)
+    model = LlamaForCausalLM(config)
+    model.train()
+    num_params = sum(p.numel() for p in model.parameters())
+    print(f"{args.preset}: {num_params / 1e6:.2f}M parameters, text stream "
+          f"{batches.num_text_tokens} tokens, {len(pairs)} Q/A pairs", flush=True)
+    optimizer = make_optimizer(model, args)
+
+    os.makedirs(args.out, exist_ok=True)
+    log_path = os.path.join(args.out, "training_log.csv")
+    log_file = open(log_path, "w", newline="", encoding="utf-8")
+    log = csv.DictWriter(log_file, fieldnames=LOG_FIELDS)
+    log.writeheader()
+
+    total_steps = args.steps if args.steps else 10 ** 9  # frozen after calibration
+    tokens_per_step = args.batch * args.seq_len
+    start = time.time()
+    calibration_start = None
+    sums = {"train": 0.0, "text": 0.0, "qa": 0.0, "n": 0}
+    step = 0
+    while step < total_steps:
+        if step == CALIBRATION_STEPS[0]:
+            calibration_start = time.time()
+        if args.minutes and step == CALIBRATION_STEPS[1]:
+            step_s = (time.time() - calibration_start) / (CALIBRATION_STEPS[1] -
+                                                          CALIBRATION_STEPS[0])
+            remaining_s = args.minutes * 60 - (time.time() - start)
+            total_steps = step + max(1, int(remaining_s / step_s))
+            print(f"calibrated: {step_s:.3f} s/step -> {total_steps} steps", flush=True)
+        lr = learning_rate(step, total_steps, args)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        inputs, labels = batches.batch(rng, args.batch, args.qa_rows)
+        inputs, labels = torch.from_numpy(inputs), torch.from_numpy(labels)
+        losses, mask = token_losses(model, inputs, labels)
+        loss = losses.sum() / mask.sum()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        step += 1
+
+        row_loss = (losses.sum(1) / mask.sum(1)).detach()  # [batch]
+        sums["train"] += loss.item()
+        sums["qa"] += row_loss[:args.qa_rows].mean().item() if args.qa_rows else 0.0
+        sums["text"] += row_loss[args.qa_rows:].mean().item() if args.qa_rows < args.batch else 0
+        sums["n"] += 1
+        if step % args.eval_every == 0 or step == total_steps:
+            elapsed = time.time() - start
+            record = {
+                "step": step, "tokens": step * tokens_per_step, "elapsed_s": round(elapsed, 1),
+                "lr": f"{lr:.6g}",
+                "train_loss": f"{sums['train'] / sums['n']:.4f}",
+                "text_loss": f"{sums['text'] / sums['n']:.4f}",
+                "qa_loss": f"{sums['qa'] / sums['n']:.4f}",
+                "heldout_loss": f"{heldout_loss(model, windows):.4f}",
+                "tokens_per_s": round(step * tokens_per_step / elapsed),
+            }
+            log.writerow(record)
+            log_file.flush()
+            print(json.dumps(record), flush=True)
+            sums = {"train": 0.0, "text": 0.0, "qa": 0.0, "n": 0}
+
+    wall_s = time.time() - start
+    log_file.close()
+    save_checkpoint(model, args.tokenizer, args.out)
+    run = {
+        "preset": args.preset, "parameters": num_params, "steps": total_steps,
+        "tokens": total_steps * tokens_per_step, "wall_s": round(wall_s, 1),
+        "tokens_per_s": round(total_steps * tokens_per_step / wall_s),
+        "args": vars(args), "torch": torch.__version__, "threads": torch.get_num_threads(),
+        "cpu": platform.processor() or platform.machine(),
+        "replay": f"--steps {total_steps}",
+    }
+    with open(os.path.join(args.out, "training_run.json"), "w", encoding="utf-8") as f:
+        json.dump(run, f, indent=1)
+    print(json.dumps({k: v for k, v in run.items() if k != "args"}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
