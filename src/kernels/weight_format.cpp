@@ -136,20 +136,6 @@ WeightScheme parse_weight_scheme(std::string_view name) {
        name);
 }
 
-bool is_float_scheme(WeightScheme scheme) {
-  return scheme == WeightScheme::kF32 || scheme == WeightScheme::kF16 ||
-         scheme == WeightScheme::kBf16;
-}
-
-bool has_zero_points(WeightScheme scheme) {
-  return scheme == WeightScheme::kInt8Asym || scheme == WeightScheme::kInt4Asym;
-}
-
-bool is_4bit_scheme(WeightScheme scheme) {
-  return scheme == WeightScheme::kInt4Sym || scheme == WeightScheme::kInt4Asym ||
-         scheme == WeightScheme::kNf4;
-}
-
 int min_code(WeightScheme scheme) {
   switch (scheme) {
     case WeightScheme::kInt8Sym: return -128;

@@ -39,9 +39,21 @@ std::string_view weight_scheme_name(WeightScheme scheme);
 WeightScheme parse_weight_scheme(std::string_view name);
 
 // f32, f16, bf16: stored as values, no scales.
-bool is_float_scheme(WeightScheme scheme);
-bool has_zero_points(WeightScheme scheme);
-bool is_4bit_scheme(WeightScheme scheme);
+constexpr bool is_float_scheme(WeightScheme scheme) {
+  return scheme == WeightScheme::kF32 || scheme == WeightScheme::kF16 ||
+         scheme == WeightScheme::kBf16;
+}
+constexpr bool has_zero_points(WeightScheme scheme) {
+  return scheme == WeightScheme::kInt8Asym || scheme == WeightScheme::kInt4Asym;
+}
+constexpr bool is_4bit_scheme(WeightScheme scheme) {
+  return scheme == WeightScheme::kInt4Sym || scheme == WeightScheme::kInt4Asym ||
+         scheme == WeightScheme::kNf4;
+}
+// int4 / int8, sym or asym: the schemes integer dot products (kInt8 activations) apply to.
+constexpr bool is_integer_scheme(WeightScheme scheme) {
+  return !is_float_scheme(scheme) && scheme != WeightScheme::kNf4;
+}
 
 // The smallest and largest code of a quantised scheme (int4_sym: -8, 7; nf4: 0, 15).
 int min_code(WeightScheme scheme);

@@ -1,0 +1,170 @@
+// Layout arithmetic and the scalar repack from canonical to each ISA's layout (see the header).
+#include "kernels/packed_weights.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "util/error.hpp"
+#include "util/half.hpp"
+
+namespace kiln::kernels {
+namespace {
+
+std::size_t round_up(std::size_t value, std::size_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+// Bytes one stored weight takes in the x86 layouts (4-bit codes count as half).
+std::size_t tile_data_bytes(WeightScheme scheme, std::size_t rows, std::size_t k) {
+  switch (scheme) {
+    case WeightScheme::kF32: return rows * k * 4;
+    case WeightScheme::kF16:
+    case WeightScheme::kBf16: return rows * k * 2;
+    case WeightScheme::kInt8Sym:
+    case WeightScheme::kInt8Asym: return rows * k;
+    default: return rows * k / 2;
+  }
+}
+
+// The byte a code is stored as in an x86 layout (see the header's table).
+std::uint8_t stored_code(Isa isa, WeightScheme scheme, int code) {
+  switch (scheme) {
+    case WeightScheme::kInt4Sym: return static_cast<std::uint8_t>(code + 8);
+    case WeightScheme::kInt8Sym:
+      return static_cast<std::uint8_t>(isa == Isa::kAvx2 ? code : code + 128);
+    case WeightScheme::kInt8Asym:
+      return static_cast<std::uint8_t>(isa == Isa::kAvx2 ? code - 128 : code);
+    default: return static_cast<std::uint8_t>(code);
+  }
+}
+
+void pack_codes(const WeightView& w, const PackedLayout& l, std::uint8_t* data) {
+  const std::size_t R = l.tile_rows;
+  for (std::size_t row = 0; row < w.out; ++row) {
+    const std::size_t t = row / R, r = row % R;
+    for (std::size_t k = 0; k < w.in; ++k) {
+      const std::uint8_t v = stored_code(l.isa, w.scheme, read_code(w, row, k));
+      if (is_4bit_scheme(w.scheme)) {
+        const std::size_t byte = ((t * (l.k_padded / 8) + k / 8) * R + r) * 4 + k % 4;
+        data[byte] |= static_cast<std::uint8_t>(v << (k % 8 / 4 * 4));
+      } else {
+        data[((t * (l.k_padded / 4) + k / 4) * R + r) * 4 + k % 4] = v;
+      }
+    }
+  }
+}
+
+void pack_values(const WeightView& w, const PackedLayout& l, std::uint8_t* data) {
+  const std::size_t R = l.tile_rows;
+  const std::size_t elem = w.scheme == WeightScheme::kF32 ? 4 : 2;
+  for (std::size_t row = 0; row < w.out; ++row) {
+    const std::size_t t = row / R, r = row % R;
+    for (std::size_t k = 0; k < w.in; ++k) {
+      const std::size_t index =
+          w.scheme == WeightScheme::kBf16
+              ? ((t * (l.k_padded / 2) + k / 2) * R + r) * 2 + k % 2
+              : (t * l.k_padded + k) * R + r;
+      std::memcpy(data + index * elem, w.data + (row * w.in + k) * elem, elem);
+    }
+  }
+}
+
+void pack_params(const WeightView& w, const PackedLayout& l, std::uint16_t* scales,
+                 std::uint8_t* zeros) {
+  const std::size_t R = l.tile_rows;
+  for (std::size_t row = 0; row < w.out; ++row) {
+    const std::size_t t = row / R, r = row % R;
+    for (std::size_t g = 0; g < l.groups; ++g) {
+      const std::size_t index = (t * l.groups + g) * R + r;
+      scales[index] = w.scales[row * l.groups + g];
+      if (zeros) zeros[index] = static_cast<std::uint8_t>(read_params(w, row, g).zero_point);
+    }
+  }
+}
+
+}  // namespace
+
+PackedLayout packed_layout(Isa isa, WeightScheme scheme, std::size_t out, std::size_t in,
+                           std::size_t group_size) {
+  PackedLayout l;
+  l.isa = isa;
+  l.scheme = scheme;
+  l.out = out;
+  l.in = in;
+  l.group_size = is_float_scheme(scheme) ? in : group_size;
+  l.groups = is_float_scheme(scheme) ? 1 : num_groups(in, group_size);
+  if (isa != Isa::kScalar && !is_float_scheme(scheme) && group_size < in && group_size % 32 != 0) {
+    fail(ErrorKind::kUnsupported,
+         "group size {} is not supported by the {} kernels (accepted: multiples of 32, or the "
+         "input width {} for per-channel); compile with ISA scalar to run it",
+         group_size, isa_name(isa), in);
+  }
+  if (isa == Isa::kScalar) {
+    l.tiles = out;
+    l.k_padded = in;
+    l.data_bytes = weight_data_bytes(scheme, out, in);
+    l.scales_bytes = scale_bytes(scheme, out, in, l.group_size);
+    l.zeros_bytes = zero_point_bytes(scheme, out, in, l.group_size);
+  } else {
+    l.tile_rows = isa == Isa::kAvx2 ? 8 : 16;
+    l.tiles = (out + l.tile_rows - 1) / l.tile_rows;
+    l.k_padded = round_up(in, kPackedKAlign);
+    l.data_bytes = tile_data_bytes(scheme, l.tiles * l.tile_rows, l.k_padded);
+    if (!is_float_scheme(scheme)) l.scales_bytes = l.tiles * l.groups * l.tile_rows * 2;
+    if (has_zero_points(scheme)) l.zeros_bytes = l.tiles * l.groups * l.tile_rows;
+  }
+  l.data_offset = 0;
+  l.scales_offset = round_up(l.data_bytes, 64);
+  l.zeros_offset = l.scales_offset + round_up(l.scales_bytes, 64);
+  l.total_bytes = l.zeros_offset + round_up(l.zeros_bytes, 64);
+  return l;
+}
+
+WeightView PackedWeights::canonical_view() const {
+  KILN_DASSERT(layout.isa == Isa::kScalar);
+  return WeightView{layout.scheme,
+                    layout.out,
+                    layout.in,
+                    layout.group_size,
+                    data(),
+                    layout.scales_bytes ? scales() : nullptr,
+                    layout.zeros_bytes ? zeros() : nullptr};
+}
+
+void PackedMatrix::FreeDeleter::operator()(std::uint8_t* p) const { std::free(p); }
+
+PackedMatrix::PackedMatrix(const PackedLayout& layout) : layout_(layout) {
+  const std::size_t bytes = std::max<std::size_t>(layout.total_bytes, 64);
+  blob_.reset(static_cast<std::uint8_t*>(std::aligned_alloc(64, bytes)));
+  if (!blob_) fail(ErrorKind::kIo, "cannot allocate {} bytes for a packed weight matrix", bytes);
+  std::memset(blob_.get(), 0, bytes);
+}
+
+PackedMatrix pack_weights(const WeightView& w, Isa isa, std::string_view name) {
+  validate_weight_view(w, name);
+  PackedLayout layout;
+  try {
+    layout = packed_layout(isa, w.scheme, w.out, w.in, w.group_size);
+  } catch (const Error& e) {
+    fail(e.kind(), "tensor '{}': {}", name, e.what());
+  }
+  PackedMatrix packed(layout);
+  std::uint8_t* blob = packed.mutable_blob();
+  if (isa == Isa::kScalar) {
+    std::memcpy(blob + layout.data_offset, w.data, layout.data_bytes);
+    if (layout.scales_bytes) std::memcpy(blob + layout.scales_offset, w.scales, layout.scales_bytes);
+    if (layout.zeros_bytes) std::memcpy(blob + layout.zeros_offset, w.zero_points, layout.zeros_bytes);
+    return packed;
+  }
+  if (is_float_scheme(w.scheme)) {
+    pack_values(w, layout, blob + layout.data_offset);
+    return packed;
+  }
+  pack_codes(w, layout, blob + layout.data_offset);
+  pack_params(w, layout, reinterpret_cast<std::uint16_t*>(blob + layout.scales_offset),
+              layout.zeros_bytes ? blob + layout.zeros_offset : nullptr);
+  return packed;
+}
+
+}  // namespace kiln::kernels

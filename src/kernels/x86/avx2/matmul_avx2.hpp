@@ -1,0 +1,11 @@
+// Internal: the AVX2 kernel families register themselves into the avx2 table.
+#pragma once
+
+#include "kernels/matmul_table.hpp"
+
+namespace kiln::kernels::avx2 {
+
+void register_int8_kernels(MatmulTable& table);   // int4 / int8 × int8 activations (maddubs)
+void register_float_kernels(MatmulTable& table);  // every scheme × f32 activations
+
+}  // namespace kiln::kernels::avx2
