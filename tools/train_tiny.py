@@ -1,17 +1,16 @@
 #!/usr/bin/env python3
 """Train kiln-tiny or its draft (Llama, GQA, tied embeddings) on CPU to a step or time budget.
 
-Invariant: given --steps, the run is a pure function of the corpus, tokenizer, arguments and
-seed (bit-exact on the same torch build, thread count and CPU ISA). With --minutes, the step
-count is calibrated once from the speed of the first steps, frozen and logged, so the same run
-replays with --steps.
+Invariant: the weights are a pure function of the corpus, tokenizer, arguments, seed and the
+per-step learning rates (bit-exact on the same torch build, thread count and CPU ISA). With
+--minutes the cosine runs over wall time, so the step count depends on the machine's load; the
+learning rates taken are logged (lr_schedule.csv) and --replay-lr repeats the run exactly.
 
   python3 tools/train_tiny.py --preset main --minutes 80 --out out/kiln-tiny
 """
 import argparse
 import csv
 import json
-import math
 import os
 import platform
 import time
@@ -28,8 +27,8 @@ from transformers import AutoTokenizer, LlamaForCausalLM  # noqa: E402
 from tinylm.checkpoint import save_checkpoint  # noqa: E402
 from tinylm.data import IGNORE_INDEX, BatchMaker, load_corpus  # noqa: E402
 from tinylm.model_presets import llama_config  # noqa: E402
+from tinylm.schedule import ReplaySchedule, StepSchedule, WallTimeSchedule  # noqa: E402
 
-CALIBRATION_STEPS = (10, 150)  # step time is measured over [10, 150), after warm-up effects
 LOG_FIELDS = ["step", "tokens", "elapsed_s", "lr", "train_loss", "text_loss", "qa_loss",
               "heldout_loss", "tokens_per_s"]
 
@@ -43,6 +42,8 @@ def parse_args():
     budget = parser.add_mutually_exclusive_group(required=True)
     budget.add_argument("--minutes", type=float, help="wall-time budget; steps calibrated once")
     budget.add_argument("--steps", type=int, help="exact number of optimizer steps")
+    budget.add_argument("--replay-lr", metavar="CSV",
+                        help="a previous run's lr_schedule.csv: same steps, same learning rates")
     parser.add_argument("--seq-len", type=int, default=512)
     parser.add_argument("--batch", type=int, default=8, help="sequences per step")
     parser.add_argument("--qa-rows", type=int, default=3, help="Q/A sequences per step")
@@ -56,21 +57,17 @@ def parse_args():
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
-    if args.warmup <= CALIBRATION_STEPS[1]:
-        parser.error(f"--warmup must exceed {CALIBRATION_STEPS[1]} so that calibrating the "
-                     "step count cannot change the learning rate of a step already taken")
     if not 0 <= args.qa_rows <= args.batch:
         parser.error("--qa-rows must be in [0, --batch]")
     return args
 
 
-def learning_rate(step, total_steps, args):
-    """Linear warm-up, then cosine from --lr down to --lr * --min-lr-ratio at total_steps."""
-    if step < args.warmup:
-        return args.lr * (step + 1) / args.warmup
-    progress = min(1.0, (step - args.warmup) / max(1, total_steps - args.warmup))
-    floor = args.lr * args.min_lr_ratio
-    return floor + (args.lr - floor) * 0.5 * (1 + math.cos(math.pi * progress))
+def make_schedule(args):
+    if args.replay_lr:
+        return ReplaySchedule(args.replay_lr)
+    if args.steps:
+        return StepSchedule(args.lr, args.min_lr_ratio, args.warmup, args.steps)
+    return WallTimeSchedule(args.lr, args.min_lr_ratio, args.warmup, args.minutes * 60)
 
 
 def make_optimizer(model, args):
@@ -114,6 +111,20 @@ def heldout_loss(model, windows):
     return (losses.sum() / mask.sum()).item()
 
 
+def progress_record(step, tokens_per_step, start, lr, sums, model, windows):
+    """One training_log.csv row: means over the steps since the previous row."""
+    elapsed = time.time() - start
+    return {
+        "step": step, "tokens": step * tokens_per_step, "elapsed_s": round(elapsed, 1),
+        "lr": f"{lr:.6g}",
+        "train_loss": f"{sums['train'] / sums['n']:.4f}",
+        "text_loss": f"{sums['text'] / sums['n']:.4f}",
+        "qa_loss": f"{sums['qa'] / sums['n']:.4f}",
+        "heldout_loss": f"{heldout_loss(model, windows):.4f}",
+        "tokens_per_s": round(step * tokens_per_step / elapsed),
+    }
+
+
 def main():
     args = parse_args()
     torch.set_num_threads(args.threads)
@@ -138,22 +149,19 @@ def main():
     log = csv.DictWriter(log_file, fieldnames=LOG_FIELDS)
     log.writeheader()
 
-    total_steps = args.steps if args.steps else 10 ** 9  # frozen after calibration
+    lr_log = open(os.path.join(args.out, "lr_schedule.csv"), "w", encoding="utf-8")
+    lr_log.write("step,lr_hex\n")
     tokens_per_step = args.batch * args.seq_len
     start = time.time()
-    calibration_start = None
+    schedule = make_schedule(args)
     sums = {"train": 0.0, "text": 0.0, "qa": 0.0, "n": 0}
-    step = 0
-    while step < total_steps:
-        if step == CALIBRATION_STEPS[0]:
-            calibration_start = time.time()
-        if args.minutes and step == CALIBRATION_STEPS[1]:
-            step_s = (time.time() - calibration_start) / (CALIBRATION_STEPS[1] -
-                                                          CALIBRATION_STEPS[0])
-            remaining_s = args.minutes * 60 - (time.time() - start)
-            total_steps = step + max(1, int(remaining_s / step_s))
-            print(f"calibrated: {step_s:.3f} s/step -> {total_steps} steps", flush=True)
-        lr = learning_rate(step, total_steps, args)
+    step, lr_taken = 0, None
+    while True:
+        lr = schedule.lr(step)
+        if lr is None:
+            break
+        lr_taken = lr
+        lr_log.write(f"{step},{lr.hex()}\n")
         for group in optimizer.param_groups:
             group["lr"] = lr
         inputs, labels = batches.batch(rng, args.batch, args.qa_rows)
@@ -171,24 +179,20 @@ def main():
         sums["qa"] += row_loss[:args.qa_rows].mean().item() if args.qa_rows else 0.0
         sums["text"] += row_loss[args.qa_rows:].mean().item() if args.qa_rows < args.batch else 0
         sums["n"] += 1
-        if step % args.eval_every == 0 or step == total_steps:
-            elapsed = time.time() - start
-            record = {
-                "step": step, "tokens": step * tokens_per_step, "elapsed_s": round(elapsed, 1),
-                "lr": f"{lr:.6g}",
-                "train_loss": f"{sums['train'] / sums['n']:.4f}",
-                "text_loss": f"{sums['text'] / sums['n']:.4f}",
-                "qa_loss": f"{sums['qa'] / sums['n']:.4f}",
-                "heldout_loss": f"{heldout_loss(model, windows):.4f}",
-                "tokens_per_s": round(step * tokens_per_step / elapsed),
-            }
+        if step % args.eval_every == 0:
+            record = progress_record(step, tokens_per_step, start, lr, sums, model, windows)
             log.writerow(record)
             log_file.flush()
             print(json.dumps(record), flush=True)
             sums = {"train": 0.0, "text": 0.0, "qa": 0.0, "n": 0}
 
     wall_s = time.time() - start
+    total_steps = step
+    if sums["n"]:
+        log.writerow(progress_record(step, tokens_per_step, start, lr_taken, sums, model,
+                                     windows))
     log_file.close()
+    lr_log.close()
     save_checkpoint(model, args.tokenizer, args.out)
     run = {
         "preset": args.preset, "parameters": num_params, "steps": total_steps,
@@ -196,7 +200,7 @@ def main():
         "tokens_per_s": round(total_steps * tokens_per_step / wall_s),
         "args": vars(args), "torch": torch.__version__, "threads": torch.get_num_threads(),
         "cpu": platform.processor() or platform.machine(),
-        "replay": f"--steps {total_steps}",
+        "replay": "--replay-lr lr_schedule.csv (with the same other arguments)",
     }
     with open(os.path.join(args.out, "training_run.json"), "w", encoding="utf-8") as f:
         json.dump(run, f, indent=1)
