@@ -35,17 +35,35 @@ class UnicodeNormalizer final : public Normalizer {
   explicit UnicodeNormalizer(int options) : options_(options) {}
   void normalize(std::string& text) const override {
     if (is_ascii(text)) return;  // ASCII is invariant under every normalization form
-    utf8proc_uint8_t* result = nullptr;
-    const utf8proc_ssize_t n =
-        utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
-                     static_cast<utf8proc_ssize_t>(text.size()), &result,
-                     static_cast<utf8proc_option_t>(options_));
-    if (n < 0) fail("unicode normalization failed: {}", utf8proc_errmsg(n));
-    text.assign(reinterpret_cast<const char*>(result), static_cast<std::size_t>(n));
-    std::free(result);
+    // Characters HF's tables do not know stay as they are and split the text into runs that
+    // are normalized independently (they neither reorder nor compose across such a character).
+    std::string out;
+    out.reserve(text.size());
+    std::size_t run_start = 0, pos = 0;
+    while (pos < text.size()) {
+      const std::size_t begin = pos;
+      if (!is_normalization_opaque(next_code_point(text, pos))) continue;
+      append_normalized(std::string_view(text).substr(run_start, begin - run_start), out);
+      out.append(text, begin, pos - begin);
+      run_start = pos;
+    }
+    append_normalized(std::string_view(text).substr(run_start), out);
+    text.swap(out);
   }
 
  private:
+  void append_normalized(std::string_view run, std::string& out) const {
+    if (run.empty()) return;
+    utf8proc_uint8_t* result = nullptr;
+    const utf8proc_ssize_t n =
+        utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(run.data()),
+                     static_cast<utf8proc_ssize_t>(run.size()), &result,
+                     static_cast<utf8proc_option_t>(options_));
+    if (n < 0) fail("unicode normalization failed: {}", utf8proc_errmsg(n));
+    out.append(reinterpret_cast<const char*>(result), static_cast<std::size_t>(n));
+    std::free(result);
+  }
+
   int options_;
 };
 
@@ -161,7 +179,7 @@ class BertNormalizer final : public Normalizer {
     if (clean_text_) {
       rewrite_chars(text, [](char32_t c, std::string& out) {
         const bool tab_or_newline = c == '\t' || c == '\n' || c == '\r';
-        if (c == 0 || c == kReplacementChar || (!tab_or_newline && is_other(c))) return;
+        if (c == 0 || c == kReplacementChar || (!tab_or_newline && is_bert_control(c))) return;
         append_utf8(out, tab_or_newline || is_white_space(c) ? U' ' : c);
       });
     }
@@ -176,7 +194,7 @@ class BertNormalizer final : public Normalizer {
     if (strip_accents_) {
       nfd_.normalize(text);
       rewrite_chars(text, [](char32_t c, std::string& out) {
-        if (!is_nonspacing_mark(c)) append_utf8(out, c);
+        if (!is_bert_accent_mark(c)) append_utf8(out, c);
       });
     }
     if (lowercase_) Lowercase().normalize(text);

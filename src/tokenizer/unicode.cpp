@@ -7,8 +7,24 @@
 #include <pcre2.h>
 #include <utf8proc.h>
 
+#include <algorithm>
+#include <span>
+#include <utility>
+
 namespace kiln::tok {
 namespace {
+
+struct CodePointRange {
+  char32_t first, last;
+};
+
+#include "tokenizer/hf_unicode_exceptions.inc"
+
+bool in_ranges(std::span<const CodePointRange> ranges, char32_t c) {
+  const auto it = std::upper_bound(ranges.begin(), ranges.end(), c,
+                                   [](char32_t value, const CodePointRange& r) { return value < r.first; });
+  return it != ranges.begin() && c <= std::prev(it)->last;
+}
 
 // One step of a UTF-8 decoder over arbitrary bytes. `length` is the number of bytes consumed:
 // the whole sequence when valid, else the maximal ill-formed subpart (at least 1 byte).
@@ -148,29 +164,37 @@ bool is_white_space(char32_t c) {
 }
 
 bool is_numeric(char32_t c) {
+  if (c < 0x80) return c >= '0' && c <= '9';
   const auto cat = category(c);
-  return cat == UTF8PROC_CATEGORY_ND || cat == UTF8PROC_CATEGORY_NL || cat == UTF8PROC_CATEGORY_NO;
+  const bool numeric = cat == UTF8PROC_CATEGORY_ND || cat == UTF8PROC_CATEGORY_NL || cat == UTF8PROC_CATEGORY_NO;
+  return numeric != in_ranges(kNumericFlips, c);
 }
 
 bool is_punctuation_or_ascii_punctuation(char32_t c) {
   if (c < 0x80) return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) ||
                        (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
   const auto cat = category(c);
-  return cat >= UTF8PROC_CATEGORY_PC && cat <= UTF8PROC_CATEGORY_PO;
+  return (cat >= UTF8PROC_CATEGORY_PC && cat <= UTF8PROC_CATEGORY_PO) != in_ranges(kPunctuationFlips, c);
 }
 
 bool is_combining_mark(char32_t c) {
   const auto cat = category(c);
-  return cat == UTF8PROC_CATEGORY_MN || cat == UTF8PROC_CATEGORY_MC || cat == UTF8PROC_CATEGORY_ME;
+  const bool mark = cat == UTF8PROC_CATEGORY_MN || cat == UTF8PROC_CATEGORY_MC || cat == UTF8PROC_CATEGORY_ME;
+  return mark != in_ranges(kCombiningMarkFlips, c);
 }
 
-bool is_nonspacing_mark(char32_t c) { return category(c) == UTF8PROC_CATEGORY_MN; }
+bool is_bert_accent_mark(char32_t c) {
+  return (category(c) == UTF8PROC_CATEGORY_MN) != in_ranges(kBertMarkFlips, c);
+}
 
-bool is_other(char32_t c) {
+bool is_bert_control(char32_t c) {
   const auto cat = category(c);
-  return cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_CF ||
-         cat == UTF8PROC_CATEGORY_CN || cat == UTF8PROC_CATEGORY_CO || cat == UTF8PROC_CATEGORY_CS;
+  const bool control = cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_CF ||
+                       cat == UTF8PROC_CATEGORY_CO || cat == UTF8PROC_CATEGORY_CS;
+  return control != in_ranges(kBertControlFlips, c);
 }
+
+bool is_normalization_opaque(char32_t c) { return in_ranges(kNormalizationOpaque, c); }
 
 bool is_rust_word_char(char32_t c) {
   // NOTE: utf8proc has no Alphabetic property; PCRE2 has, so this one-character class is
@@ -200,6 +224,10 @@ void append_lowercase(std::string& out, char32_t c) {
     out += "i\xCC\x87";
     return;
   }
+  const auto* override_end = std::end(kLowercaseOverrides);
+  const auto* it = std::lower_bound(std::begin(kLowercaseOverrides), override_end, c,
+                                    [](const auto& entry, char32_t value) { return entry.first < value; });
+  if (it != override_end && it->first == c) return append_utf8(out, it->second);
   append_utf8(out, static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))));
 }
 

@@ -43,18 +43,25 @@ void append_utf8_lossy(std::string& out, std::string_view bytes);
 // streaming decoder must hold back until more input arrives. 0 when `bytes` ends on a boundary.
 std::size_t incomplete_utf8_suffix(std::string_view bytes);
 
+// The predicates below answer as HF `tokenizers` does. They read utf8proc's tables, corrected by
+// hf_unicode_exceptions.inc where HF's (older or newer) tables disagree, measured per code point
+// by tools/tokenizer/extract_unicode_exceptions.py.
+
 // Rust's char::is_whitespace: the Unicode White_Space property (25 code points).
 bool is_white_space(char32_t c);
-// Rust's char::is_numeric: general category Nd, Nl or No.
+// Rust's char::is_numeric (the Digits pre-tokenizer): general category Nd, Nl or No.
 bool is_numeric(char32_t c);
-// General category P* (the unicode_categories crate's is_punctuation) or ASCII punctuation.
+// The Punctuation and BertPreTokenizer test: general category P* or ASCII punctuation.
 bool is_punctuation_or_ascii_punctuation(char32_t c);
-// General category Mn, Mc or Me.
+// StripAccents: general category Mn, Mc or Me.
 bool is_combining_mark(char32_t c);
-// General category Mn.
-bool is_nonspacing_mark(char32_t c);
-// General category Cc, Cf, Cn, Co or Cs.
-bool is_other(char32_t c);
+// BertNormalizer strip_accents: general category Mn.
+bool is_bert_accent_mark(char32_t c);
+// BertNormalizer clean_text's control test: general category Cc, Cf, Co or Cs.
+bool is_bert_control(char32_t c);
+// Code points HF's normalization tables do not know: NFC/NFD/NFKC/NFKD leave them alone and do
+// not reorder or compose across them.
+bool is_normalization_opaque(char32_t c);
 // Rust regex \w: Alphabetic, Mark, Nd, Pc or Join_Control.
 bool is_rust_word_char(char32_t c);
 
