@@ -1,6 +1,6 @@
-// AVX2 kernels for f32 activations, the same structure as the AVX-512 ones: an 8-row tile is
-// decoded kBlockColumns columns at a time into f32 columns (dequantised and scaled) that feed
-// f32 FMAs for every activation row; f32 weights are used in place. bf16 weights are widened
+// AVX2 kernels for f32 activations, the same structure as the AVX-512 ones: one decoder per
+// scheme (32 columns of an 8-row tile to dequantised, scaled f32) feeds FMA chains directly in
+// GEMV, and an L1 buffer of kBlockColumns columns reused by every activation row in GEMM. bf16 weights are widened
 // exactly and multiplied by activations rounded to bf16 (RNE), which is the vdpbf16ps
 // arithmetic without the instruction.
 #include <immintrin.h>
@@ -47,52 +47,62 @@ inline __m256 decode_nibbles(__m256i idx, const GroupScale& gs) {
   }
 }
 
+// Decodes columns [k32, k32 + 32) of tile t and calls emit(j, w) for j = 0..31 in order, w the
+// 8 rows' weights at column k32 + j (inlined: j is a constant in the caller's emit).
+template <WeightScheme S, typename Emit>
+inline void decode_block32(const PackedWeights& w, std::size_t t, std::size_t k32, Emit&& emit) {
+  const std::size_t k_padded = w.layout.k_padded;
+  if constexpr (S == WeightScheme::kF32) {
+    const float* col = reinterpret_cast<const float*>(w.data()) + (t * k_padded + k32) * 8;
+#pragma GCC unroll 32
+    for (int j = 0; j < 32; ++j) emit(j, _mm256_loadu_ps(col + j * 8));
+  } else if constexpr (S == WeightScheme::kF16) {
+    const std::uint8_t* col = w.data() + (t * k_padded + k32) * 16;
+#pragma GCC unroll 32
+    for (int j = 0; j < 32; ++j) {
+      emit(j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(col + j * 16))));
+    }
+  } else if constexpr (S == WeightScheme::kBf16) {
+    const std::uint8_t* pair = w.data() + (t * k_padded + k32) * 16;  // 2 columns per 32 bytes
+    const __m256i high = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+#pragma GCC unroll 16
+    for (int p = 0; p < 16; ++p) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pair + p * 32));
+      emit(2 * p, _mm256_castsi256_ps(_mm256_slli_epi32(v, 16)));
+      emit(2 * p + 1, _mm256_castsi256_ps(_mm256_and_si256(v, high)));
+    }
+  } else if constexpr (is_4bit_scheme(S)) {
+    const std::uint8_t* chunk = w.data() + (t * k_padded + k32) * 4;  // 8 columns per 32 bytes
+    const GroupScale gs = group_scale<S>(w, t, k32);
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(chunk + c * 32));
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) emit(8 * c + j, decode_nibbles<S>(_mm256_srli_epi32(v, 8 * j), gs));
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) emit(8 * c + 4 + j, decode_nibbles<S>(_mm256_srli_epi32(v, 8 * j + 4), gs));
+    }
+  } else {  // int8, stored as s8
+    const std::uint8_t* chunk = w.data() + (t * k_padded + k32) * 8;  // 4 columns per 32 bytes
+    const GroupScale gs = group_scale<S>(w, t, k32);
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(chunk + c * 32));
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        const __m256i code = _mm256_srai_epi32(_mm256_slli_epi32(v, 24 - 8 * j), 24);
+        emit(4 * c + j, _mm256_fmsub_ps(_mm256_cvtepi32_ps(code), gs.scale, gs.offset_scaled));
+      }
+    }
+  }
+}
+
 // dst[(k - k0) * 8 + r] = W[8 t + r, k] for k in [k0, k1); k0, k1 multiples of 32.
 template <WeightScheme S>
 void decode_tile(const PackedWeights& w, std::size_t t, std::size_t k0, std::size_t k1, float* dst) {
-  const std::size_t k_padded = w.layout.k_padded;
-  if constexpr (S == WeightScheme::kF16) {
-    const std::uint8_t* tile = w.data() + t * k_padded * 16;
-    for (std::size_t k = k0; k < k1; ++k) {
-      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + k * 16));
-      _mm256_storeu_ps(dst + (k - k0) * 8, _mm256_cvtph_ps(h));
-    }
-  } else if constexpr (S == WeightScheme::kBf16) {
-    const std::uint8_t* tile = w.data() + t * k_padded * 16;
-    const __m256i high = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
-    for (std::size_t k = k0; k < k1; k += 2) {
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + k * 16));
-      _mm256_storeu_ps(dst + (k - k0) * 8, _mm256_castsi256_ps(_mm256_slli_epi32(v, 16)));
-      _mm256_storeu_ps(dst + (k + 1 - k0) * 8, _mm256_castsi256_ps(_mm256_and_si256(v, high)));
-    }
-  } else if constexpr (is_4bit_scheme(S)) {
-    const std::uint8_t* tile = w.data() + t * k_padded * 4;
-    for (std::size_t k32 = k0; k32 < k1; k32 += 32) {
-      const GroupScale gs = group_scale<S>(w, t, k32);
-      for (std::size_t k = k32; k < k32 + 32; k += 8) {
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + k * 4));
-        float* out = dst + (k - k0) * 8;
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; ++j) {
-          _mm256_storeu_ps(out + j * 8, decode_nibbles<S>(_mm256_srli_epi32(v, 8 * j), gs));
-          _mm256_storeu_ps(out + (j + 4) * 8, decode_nibbles<S>(_mm256_srli_epi32(v, 8 * j + 4), gs));
-        }
-      }
-    }
-  } else {  // int8, stored as s8
-    const std::uint8_t* tile = w.data() + t * k_padded * 8;
-    for (std::size_t k32 = k0; k32 < k1; k32 += 32) {
-      const GroupScale gs = group_scale<S>(w, t, k32);
-      for (std::size_t k = k32; k < k32 + 32; k += 4) {
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + k * 8));
-        float* out = dst + (k - k0) * 8;
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; ++j) {
-          const __m256i code = _mm256_srai_epi32(_mm256_slli_epi32(v, 24 - 8 * j), 24);
-          _mm256_storeu_ps(out + j * 8, _mm256_fmsub_ps(_mm256_cvtepi32_ps(code), gs.scale, gs.offset_scaled));
-        }
-      }
-    }
+  for (std::size_t k32 = k0; k32 < k1; k32 += 32) {
+    float* out = dst + (k32 - k0) * 8;
+    decode_block32<S>(w, t, k32, [&](int j, __m256 v) { _mm256_storeu_ps(out + j * 8, v); });
   }
 }
 
@@ -114,30 +124,81 @@ void round_to_bf16(const float* x, std::size_t count, float* out) {
   }
 }
 
-// y rows i0 .. i0 + kRows of tile t += Σ_k cols[k] * x[i, k] over k in [k0, k_end).
+// Decode (one activation row): decoded weights go straight into 8 FMA chains. Columns past
+// `in` meet zero activations from a padded copy of x's tail; bf16 weights meet bf16-rounded x.
+template <WeightScheme S>
+void gemv_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
+              std::size_t row_end) {
+  const std::size_t in = w.layout.in;
+  alignas(32) float xb[32];
+  for (std::size_t i = 0; i < a.n; ++i) {
+    const float* x = a.x + i * in;
+    for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end; ++t) {
+      __m256 acc[8];
+      for (auto& v : acc) v = _mm256_setzero_ps();
+      for (std::size_t k32 = 0; k32 < in; k32 += 32) {
+        const std::size_t count = std::min<std::size_t>(32, in - k32);
+        const float* xk = x + k32;
+        if (S == WeightScheme::kBf16 || count < 32) {
+          for (std::size_t k = count; k < 32; ++k) xb[k] = 0.0f;
+          if constexpr (S == WeightScheme::kBf16) {
+            round_to_bf16(xk, count, xb);
+          } else {
+            for (std::size_t k = 0; k < count; ++k) xb[k] = xk[k];
+          }
+          xk = xb;
+        }
+        decode_block32<S>(w, t, k32, [&](int j, __m256 v) {
+          acc[j & 7] = _mm256_fmadd_ps(v, _mm256_set1_ps(xk[j]), acc[j & 7]);
+        });
+      }
+      const __m256 sum = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])),
+                                       _mm256_add_ps(_mm256_add_ps(acc[4], acc[5]), _mm256_add_ps(acc[6], acc[7])));
+      store_tile(a.y + i * a.y_stride, t, row_mask(t, row_begin, row_end), sum, a.bias);
+    }
+  }
+}
+
+// y rows i0 .. i0 + kRows of tile t += Σ_k cols[k] * x[i, k] over k in [k0, k_end). With few
+// rows, kSplit accumulators per row interleave k to hide the FMA latency.
 template <int kRows, bool kBf16>
 void fma_rows(const float* cols, const MatmulArgs& a, std::size_t i0, std::size_t t, std::size_t k0,
               std::size_t k_end, bool first, __m256i mask, std::size_t in) {
-  __m256 acc[kRows];
+  constexpr int kSplit = kRows == 1 ? 4 : kRows < 4 ? 2 : 1;
+  __m256 acc[kRows][kSplit];
   const float* x[kRows];
   alignas(32) float rounded[kBf16 ? kRows : 1][kBf16 ? kBlockColumns : 1];
   const __m256 init = first && a.bias ? load_rows(a.bias + t * kTileRows, mask) : _mm256_setzero_ps();
   for (int j = 0; j < kRows; ++j) {
-    acc[j] = first ? init : load_rows(a.y + (i0 + j) * a.y_stride + t * kTileRows, mask);
+    acc[j][0] = first ? init : load_rows(a.y + (i0 + j) * a.y_stride + t * kTileRows, mask);
+    for (int s = 1; s < kSplit; ++s) acc[j][s] = _mm256_setzero_ps();
     x[j] = a.x + (i0 + j) * in + k0;  // [k_end - k0] from column k0
     if constexpr (kBf16) {
       round_to_bf16(x[j], k_end - k0, rounded[j]);
       x[j] = rounded[j];
     }
   }
-  for (std::size_t k = 0; k < k_end - k0; ++k) {
+  const std::size_t count = k_end - k0;
+  std::size_t k = 0;
+  for (; k + kSplit <= count; k += kSplit) {
+#pragma GCC unroll 4
+    for (int s = 0; s < kSplit; ++s) {
+      const __m256 wk = _mm256_loadu_ps(cols + (k + s) * 8);
+#pragma GCC unroll 6
+      for (int j = 0; j < kRows; ++j) {
+        acc[j][s] = _mm256_fmadd_ps(wk, _mm256_set1_ps(x[j][k + s]), acc[j][s]);
+      }
+    }
+  }
+  for (; k < count; ++k) {
     const __m256 wk = _mm256_loadu_ps(cols + k * 8);
 #pragma GCC unroll 6
-    for (int j = 0; j < kRows; ++j) acc[j] = _mm256_fmadd_ps(wk, _mm256_set1_ps(x[j][k]), acc[j]);
+    for (int j = 0; j < kRows; ++j) acc[j][0] = _mm256_fmadd_ps(wk, _mm256_set1_ps(x[j][k]), acc[j][0]);
   }
 #pragma GCC unroll 6
   for (int j = 0; j < kRows; ++j) {
-    _mm256_maskstore_ps(a.y + (i0 + j) * a.y_stride + t * kTileRows, mask, acc[j]);
+    for (int s = 1; s < kSplit; ++s) acc[j][0] = _mm256_add_ps(acc[j][0], acc[j][s]);
+    _mm256_maskstore_ps(a.y + (i0 + j) * a.y_stride + t * kTileRows, mask, acc[j][0]);
   }
 }
 
@@ -180,16 +241,20 @@ void matmul_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_beg
 
 }  // namespace
 
+template <WeightScheme S>
+void set_kernels(MatmulTable& table) {
+  table.f32[scheme_index(S)] = {gemv_f32<S>, matmul_f32<S>};
+}
+
 void register_float_kernels(MatmulTable& table) {
-  auto set = [&](WeightScheme s, MatmulFn fn) { table.f32[scheme_index(s)] = {fn, fn}; };
-  set(WeightScheme::kF32, matmul_f32<WeightScheme::kF32>);
-  set(WeightScheme::kF16, matmul_f32<WeightScheme::kF16>);
-  set(WeightScheme::kBf16, matmul_f32<WeightScheme::kBf16>);
-  set(WeightScheme::kInt8Sym, matmul_f32<WeightScheme::kInt8Sym>);
-  set(WeightScheme::kInt8Asym, matmul_f32<WeightScheme::kInt8Asym>);
-  set(WeightScheme::kInt4Sym, matmul_f32<WeightScheme::kInt4Sym>);
-  set(WeightScheme::kInt4Asym, matmul_f32<WeightScheme::kInt4Asym>);
-  set(WeightScheme::kNf4, matmul_f32<WeightScheme::kNf4>);
+  set_kernels<WeightScheme::kF32>(table);
+  set_kernels<WeightScheme::kF16>(table);
+  set_kernels<WeightScheme::kBf16>(table);
+  set_kernels<WeightScheme::kInt8Sym>(table);
+  set_kernels<WeightScheme::kInt8Asym>(table);
+  set_kernels<WeightScheme::kInt4Sym>(table);
+  set_kernels<WeightScheme::kInt4Asym>(table);
+  set_kernels<WeightScheme::kNf4>(table);
 }
 
 }  // namespace kiln::kernels::avx2

@@ -38,25 +38,40 @@ void bf16_rows(const PackedWeights& w, const MatmulArgs& a, std::size_t i0, std:
   const std::size_t in = w.layout.in;
   const std::size_t count = (k_end - k0 + 31) / 32 * 32;
   alignas(64) std::uint32_t pairs[kRows][kBlockColumns / 2];
-  __m512 acc[kRows];
+  constexpr int kSplit = kRows == 1 ? 4 : kRows < 4 ? 2 : 1;  // hide vdpbf16ps latency
+  __m512 acc[kRows][kSplit];
   const __m512 init = first && a.bias ? _mm512_maskz_loadu_ps(mask, a.bias + t * kTileRows)
                                       : _mm512_setzero_ps();
   for (int j = 0; j < kRows; ++j) {
     convert_pairs(a.x + (i0 + j) * in, k0, count, in, pairs[j]);
-    acc[j] = first ? init : _mm512_maskz_loadu_ps(mask, a.y + (i0 + j) * a.y_stride + t * kTileRows);
+    acc[j][0] = first ? init : _mm512_maskz_loadu_ps(mask, a.y + (i0 + j) * a.y_stride + t * kTileRows);
+    for (int s = 1; s < kSplit; ++s) acc[j][s] = _mm512_setzero_ps();
   }
-  const std::uint8_t* tile = w.data() + t * w.layout.k_padded * 32;
-  for (std::size_t p = 0; p < (k_end - k0 + 1) / 2; ++p) {
-    const __m512bh wp = (__m512bh)_mm512_loadu_si512(tile + (k0 / 2 + p) * 64);
+  const std::uint8_t* tile = w.data() + t * w.layout.k_padded * 32 + k0 * 32;
+  const std::size_t pair_count = (k_end - k0 + 1) / 2;
+  std::size_t p = 0;
+  for (; p + kSplit <= pair_count; p += kSplit) {
+#pragma GCC unroll 4
+    for (int s = 0; s < kSplit; ++s) {
+      const __m512bh wp = (__m512bh)_mm512_loadu_si512(tile + (p + s) * 64);
+#pragma GCC unroll 8
+      for (int j = 0; j < kRows; ++j) {
+        const __m512bh xp = (__m512bh)_mm512_set1_epi32(static_cast<int>(pairs[j][p + s]));
+        acc[j][s] = _mm512_dpbf16_ps(acc[j][s], wp, xp);
+      }
+    }
+  }
+  for (; p < pair_count; ++p) {
+    const __m512bh wp = (__m512bh)_mm512_loadu_si512(tile + p * 64);
 #pragma GCC unroll 8
     for (int j = 0; j < kRows; ++j) {
-      const __m512bh xp = (__m512bh)_mm512_set1_epi32(static_cast<int>(pairs[j][p]));
-      acc[j] = _mm512_dpbf16_ps(acc[j], wp, xp);
+      acc[j][0] = _mm512_dpbf16_ps(acc[j][0], wp, (__m512bh)_mm512_set1_epi32(static_cast<int>(pairs[j][p])));
     }
   }
 #pragma GCC unroll 8
   for (int j = 0; j < kRows; ++j) {
-    _mm512_mask_storeu_ps(a.y + (i0 + j) * a.y_stride + t * kTileRows, mask, acc[j]);
+    for (int s = 1; s < kSplit; ++s) acc[j][0] = _mm512_add_ps(acc[j][0], acc[j][s]);
+    _mm512_mask_storeu_ps(a.y + (i0 + j) * a.y_stride + t * kTileRows, mask, acc[j][0]);
   }
 }
 

@@ -1,9 +1,8 @@
-// AVX-512 kernels for f32 activations: every weight scheme is decoded, one 16-row tile and
-// kBlockColumns columns at a time, into f32 columns (dequantised and scaled), which then feed
-// f32 FMAs for every activation row; f32 weights are used in place. bf16 weights instead keep
-// their pairs and use vdpbf16ps with activations rounded to bf16.
-// Output rows of a tile accumulate in y across column blocks (one masked load/store per block),
-// so a decoded block is reused by all n activation rows.
+// AVX-512 kernels for f32 activations (bf16 weights: matmul_bf16_avx512.cpp). Every scheme has
+// one decoder (decode_block32: 32 columns of a 16-row tile to dequantised, scaled f32) used two
+// ways: GEMV feeds the decoded vectors straight into FMA chains; GEMM decodes kBlockColumns
+// columns into an L1 buffer once and reuses it for every activation row, with the tile's
+// outputs accumulating in y across column blocks (one masked load/store per block).
 #include <immintrin.h>
 
 #include "kernels/matmul.hpp"
@@ -48,70 +47,125 @@ inline __m512 decode_nibbles(__m512i idx, const GroupScale& gs) {
   }
 }
 
-// dst[(k - k0) * 16 + r] = W[16 t + r, k] for k in [k0, k1); k0, k1 multiples of 32.
-template <WeightScheme S>
-void decode_tile(const PackedWeights& w, std::size_t t, std::size_t k0, std::size_t k1, float* dst) {
+// Decodes columns [k32, k32 + 32) of tile t and calls emit(j, w) for j = 0..31 in order, w the
+// 16 rows' weights at column k32 + j. Inlined with j constant, so a caller's emit can pick a
+// register accumulator by j.
+template <WeightScheme S, typename Emit>
+inline void decode_block32(const PackedWeights& w, std::size_t t, std::size_t k32, Emit&& emit) {
   const std::size_t k_padded = w.layout.k_padded;
-  if constexpr (S == WeightScheme::kF16) {
-    const std::uint8_t* tile = w.data() + t * k_padded * 32;
-    for (std::size_t k = k0; k < k1; ++k) {
-      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + k * 32));
-      _mm512_storeu_ps(dst + (k - k0) * 16, _mm512_cvtph_ps(h));
-    }
-  } else if constexpr (is_4bit_scheme(S)) {
-    const std::uint8_t* tile = w.data() + t * k_padded * 8;
-    for (std::size_t k32 = k0; k32 < k1; k32 += 32) {
-      const GroupScale gs = group_scale<S>(w, t, k32);
-      for (std::size_t k = k32; k < k32 + 32; k += 8) {
-        const __m512i v = _mm512_loadu_si512(tile + k * 8);
-        float* out = dst + (k - k0) * 16;
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; ++j) {
-          _mm512_storeu_ps(out + j * 16, decode_nibbles<S>(_mm512_srli_epi32(v, 8 * j), gs));
-          _mm512_storeu_ps(out + (j + 4) * 16, decode_nibbles<S>(_mm512_srli_epi32(v, 8 * j + 4), gs));
-        }
+  if constexpr (S == WeightScheme::kF32 || S == WeightScheme::kF16) {
+    constexpr std::size_t kBytes = S == WeightScheme::kF32 ? 64 : 32;
+    const std::uint8_t* col = w.data() + (t * k_padded + k32) * kBytes;
+#pragma GCC unroll 32
+    for (int j = 0; j < 32; ++j) {
+      if constexpr (S == WeightScheme::kF32) {
+        emit(j, _mm512_loadu_ps(reinterpret_cast<const float*>(col + j * kBytes)));
+      } else {
+        emit(j, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + j * kBytes))));
       }
     }
-  } else {  // int8: u8 codes, w = u * scale - offset * scale
-    const std::uint8_t* tile = w.data() + t * k_padded * 16;
-    const __m512i byte = _mm512_set1_epi32(0xFF);
-    for (std::size_t k32 = k0; k32 < k1; k32 += 32) {
-      const GroupScale gs = group_scale<S>(w, t, k32);
-      for (std::size_t k = k32; k < k32 + 32; k += 4) {
-        const __m512i v = _mm512_loadu_si512(tile + k * 16);
-        float* out = dst + (k - k0) * 16;
+  } else if constexpr (is_4bit_scheme(S)) {
+    const std::uint8_t* chunk = w.data() + t * k_padded * 8 + k32 * 8;  // 8 columns per 64 bytes
+    const GroupScale gs = group_scale<S>(w, t, k32);
 #pragma GCC unroll 4
-        for (int j = 0; j < 4; ++j) {
-          const __m512 u = _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(v, 8 * j), byte));
-          _mm512_storeu_ps(out + j * 16, _mm512_fmsub_ps(u, gs.scale, gs.offset_scaled));
-        }
+    for (int c = 0; c < 4; ++c) {
+      const __m512i v = _mm512_loadu_si512(chunk + c * 64);
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) emit(8 * c + j, decode_nibbles<S>(_mm512_srli_epi32(v, 8 * j), gs));
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) emit(8 * c + 4 + j, decode_nibbles<S>(_mm512_srli_epi32(v, 8 * j + 4), gs));
+    }
+  } else {  // int8: u8 codes, w = u * scale - offset * scale
+    const std::uint8_t* chunk = w.data() + t * k_padded * 16 + k32 * 16;  // 4 columns per 64 bytes
+    const GroupScale gs = group_scale<S>(w, t, k32);
+    const __m512i byte = _mm512_set1_epi32(0xFF);
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) {
+      const __m512i v = _mm512_loadu_si512(chunk + c * 64);
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        const __m512 u = _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(v, 8 * j), byte));
+        emit(4 * c + j, _mm512_fmsub_ps(u, gs.scale, gs.offset_scaled));
       }
     }
   }
 }
 
+// dst[(k - k0) * 16 + r] = W[16 t + r, k] for k in [k0, k1); k0, k1 multiples of 32.
+template <WeightScheme S>
+void decode_tile(const PackedWeights& w, std::size_t t, std::size_t k0, std::size_t k1, float* dst) {
+  for (std::size_t k32 = k0; k32 < k1; k32 += 32) {
+    float* out = dst + (k32 - k0) * 16;
+    decode_block32<S>(w, t, k32, [&](int j, __m512 v) { _mm512_storeu_ps(out + j * 16, v); });
+  }
+}
+
+// Decode (one activation row): weights go from the decoder straight into 8 FMA chains, never
+// through memory. Columns past `in` meet zero activations from a padded copy of x's tail.
+template <WeightScheme S>
+void gemv_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
+              std::size_t row_end) {
+  const std::size_t in = w.layout.in;
+  const std::size_t full = in / 32 * 32;
+  alignas(64) float tail[32];
+  for (std::size_t i = 0; i < a.n; ++i) {
+    const float* x = a.x + i * in;
+    for (std::size_t k = 0; k < 32; ++k) tail[k] = full + k < in ? x[full + k] : 0.0f;
+    for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end; ++t) {
+      __m512 acc[8];
+      for (auto& v : acc) v = _mm512_setzero_ps();
+      for (std::size_t k32 = 0; k32 < in; k32 += 32) {
+        const float* xb = k32 < full ? x + k32 : tail;
+        decode_block32<S>(w, t, k32, [&](int j, __m512 v) {
+          acc[j & 7] = _mm512_fmadd_ps(v, _mm512_set1_ps(xb[j]), acc[j & 7]);
+        });
+      }
+      const __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])),
+                                       _mm512_add_ps(_mm512_add_ps(acc[4], acc[5]), _mm512_add_ps(acc[6], acc[7])));
+      store_tile(a.y + i * a.y_stride, t, row_mask(t, row_begin, row_end), sum, a.bias);
+    }
+  }
+}
+
 // y rows i0 .. i0 + kRows, tile t: acc += Σ_k cols[k] * x[i, k] over k in [k0, k_end).
+// With few rows, kSplit accumulators per row interleave k so the FMA latency (4 cycles) is not
+// paid once per column: decode has a single row.
 template <int kRows>
 void fma_rows(const float* cols, const MatmulArgs& a, std::size_t i0, std::size_t t,
               std::size_t k0, std::size_t k_end, bool first, __mmask16 mask, std::size_t in) {
-  __m512 acc[kRows];
+  constexpr int kSplit = kRows == 1 ? 4 : kRows < 4 ? 2 : 1;
+  __m512 acc[kRows][kSplit];
   const float* x[kRows];
   const __m512 init = first && a.bias ? _mm512_maskz_loadu_ps(mask, a.bias + t * kTileRows)
                                       : _mm512_setzero_ps();
 #pragma GCC unroll 8
   for (int j = 0; j < kRows; ++j) {
     float* y = a.y + (i0 + j) * a.y_stride + t * kTileRows;
-    acc[j] = first ? init : _mm512_maskz_loadu_ps(mask, y);
+    acc[j][0] = first ? init : _mm512_maskz_loadu_ps(mask, y);
+    for (int s = 1; s < kSplit; ++s) acc[j][s] = _mm512_setzero_ps();
     x[j] = a.x + (i0 + j) * in + k0;  // [k_end - k0] from column k0
   }
-  for (std::size_t k = 0; k < k_end - k0; ++k) {
+  const std::size_t count = k_end - k0;
+  std::size_t k = 0;
+  for (; k + kSplit <= count; k += kSplit) {
+#pragma GCC unroll 4
+    for (int s = 0; s < kSplit; ++s) {
+      const __m512 wk = _mm512_loadu_ps(cols + (k + s) * 16);
+#pragma GCC unroll 8
+      for (int j = 0; j < kRows; ++j) {
+        acc[j][s] = _mm512_fmadd_ps(wk, _mm512_set1_ps(x[j][k + s]), acc[j][s]);
+      }
+    }
+  }
+  for (; k < count; ++k) {
     const __m512 wk = _mm512_loadu_ps(cols + k * 16);
 #pragma GCC unroll 8
-    for (int j = 0; j < kRows; ++j) acc[j] = _mm512_fmadd_ps(wk, _mm512_set1_ps(x[j][k]), acc[j]);
+    for (int j = 0; j < kRows; ++j) acc[j][0] = _mm512_fmadd_ps(wk, _mm512_set1_ps(x[j][k]), acc[j][0]);
   }
 #pragma GCC unroll 8
   for (int j = 0; j < kRows; ++j) {
-    _mm512_mask_storeu_ps(a.y + (i0 + j) * a.y_stride + t * kTileRows, mask, acc[j]);
+    for (int s = 1; s < kSplit; ++s) acc[j][0] = _mm512_add_ps(acc[j][0], acc[j][s]);
+    _mm512_mask_storeu_ps(a.y + (i0 + j) * a.y_stride + t * kTileRows, mask, acc[j][0]);
   }
 }
 
@@ -157,15 +211,19 @@ void matmul_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_beg
 
 void register_bf16_kernels(MatmulTable& table);
 
+template <WeightScheme S>
+void set_kernels(MatmulTable& table) {
+  table.f32[scheme_index(S)] = {gemv_f32<S>, matmul_f32<S>};
+}
+
 void register_float_kernels(MatmulTable& table) {
-  auto set = [&](WeightScheme s, MatmulFn fn) { table.f32[scheme_index(s)] = {fn, fn}; };
-  set(WeightScheme::kF32, matmul_f32<WeightScheme::kF32>);
-  set(WeightScheme::kF16, matmul_f32<WeightScheme::kF16>);
-  set(WeightScheme::kInt8Sym, matmul_f32<WeightScheme::kInt8Sym>);
-  set(WeightScheme::kInt8Asym, matmul_f32<WeightScheme::kInt8Asym>);
-  set(WeightScheme::kInt4Sym, matmul_f32<WeightScheme::kInt4Sym>);
-  set(WeightScheme::kInt4Asym, matmul_f32<WeightScheme::kInt4Asym>);
-  set(WeightScheme::kNf4, matmul_f32<WeightScheme::kNf4>);
+  set_kernels<WeightScheme::kF32>(table);
+  set_kernels<WeightScheme::kF16>(table);
+  set_kernels<WeightScheme::kInt8Sym>(table);
+  set_kernels<WeightScheme::kInt8Asym>(table);
+  set_kernels<WeightScheme::kInt4Sym>(table);
+  set_kernels<WeightScheme::kInt4Asym>(table);
+  set_kernels<WeightScheme::kNf4>(table);
   register_bf16_kernels(table);
 }
 

@@ -1,0 +1,206 @@
+// Kernel microbenchmarks: decode GEMV over a Llama-3.2-1B-shaped weight set (GB/s of weight
+// bytes and the share of the streaming-read bandwidth measured at start-up, the roofline), and
+// prefill GEMM at n = 26 and 512 (GFLOP/s). Threads split output rows as the runtime will.
+//   kernels_bench [--isa=avx2|avx512|...] [google-benchmark flags]
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "kernels/matmul.hpp"
+#include "layer_set.hpp"
+#include "runtime/thread_pool.hpp"
+#include "stream_read.hpp"
+
+namespace kiln::bench {
+namespace {
+
+constexpr std::size_t kMaxThreads = 2;
+constexpr std::size_t kProbeBytes = std::size_t{1} << 30;  // 1 GiB: far beyond any L3 here
+double g_bandwidth_gbs[kMaxThreads + 1] = {};              // median streaming read, by threads
+Isa g_isa = Isa::kScalar;
+
+ThreadPool& pool_for(std::size_t threads) {
+  static std::map<std::size_t, std::unique_ptr<ThreadPool>> pools;
+  auto& p = pools[threads];
+  if (!p) p = std::make_unique<ThreadPool>(ThreadPoolOptions{.num_threads = threads});
+  return *p;
+}
+
+void measure_bandwidth() {
+  auto* buffer = static_cast<std::uint8_t*>(std::aligned_alloc(4096, kProbeBytes));
+  std::memset(buffer, 1, kProbeBytes);
+  for (std::size_t t = 1; t <= kMaxThreads; ++t) {
+    double runs[9];
+    for (double& r : runs) r = measure_read_bandwidth_gbs(pool_for(t), buffer, kProbeBytes);
+    std::sort(std::begin(runs), std::end(runs));
+    g_bandwidth_gbs[t] = runs[4];
+    std::printf("stream read, %zu thread(s), 1 GiB: median %.1f GB/s (min %.1f, max %.1f)\n", t,
+                runs[4], runs[0], runs[8]);
+  }
+  std::free(buffer);
+}
+
+using SetKey = std::tuple<WeightScheme, std::size_t, int>;  // scheme, group, layers (0 = head)
+
+const std::vector<BenchMatrix>& weight_set(WeightScheme scheme, std::size_t group, int layers) {
+  static std::map<SetKey, std::vector<BenchMatrix>> sets;
+  auto& set = sets[{scheme, group, layers}];
+  if (set.empty()) {
+    set = layers == 0 ? make_head(g_isa, scheme, group) : make_layer_set(g_isa, scheme, group, layers);
+  }
+  return set;
+}
+
+// Splits the matrix's tiles into contiguous row ranges, a few per thread for balance.
+void run_rows(ThreadPool& pool, const BenchMatrix& m, kernels::MatmulFn fn,
+              const kernels::MatmulArgs& args) {
+  const kernels::PackedLayout& l = m.packed.layout();
+  const std::size_t tasks = std::min(l.tiles, pool.num_threads() * 4);
+  const kernels::PackedWeights w = m.packed.view();
+  pool.parallel_for(tasks, [&](std::size_t task, std::size_t) {
+    const std::size_t begin = l.tiles * task / tasks * l.tile_rows;
+    const std::size_t end = std::min(l.out, l.tiles * (task + 1) / tasks * l.tile_rows);
+    fn(w, args, begin, end);
+  });
+}
+
+struct Config {
+  WeightScheme scheme;
+  std::size_t group;
+  kernels::ActivationMode mode;
+  std::size_t act_group;  // kInt8 only
+  int layers;             // 0 = output head
+  std::size_t n;          // activation rows
+  std::size_t threads;
+};
+
+// One pass over the set: quantise each distinct input once, then every matrix.
+void run_pass(const Config& c, const std::vector<BenchMatrix>& set, const std::vector<float>& x,
+              std::vector<float>& y, std::vector<std::unique_ptr<kernels::ActivationBuffer>>& acts,
+              kernels::QuantizeActivationsFn quantize, ThreadPool& pool) {
+  std::size_t last_input = ~std::size_t{0};
+  for (const BenchMatrix& m : set) {
+    const kernels::PackedLayout& l = m.packed.layout();
+    kernels::MatmulArgs args{c.n, x.data(), nullptr, y.data(), l.out, nullptr};
+    kernels::QuantizedActivations q;
+    if (c.mode == kernels::ActivationMode::kInt8) {
+      q = acts[m.input]->view(c.n);
+      if (m.input != last_input) {
+        pool.parallel_for(c.n, [&](std::size_t i, std::size_t) { quantize(x.data(), q, i, i + 1); });
+      }
+      args.xq = &q;
+    }
+    last_input = m.input;
+    const kernels::MatmulKernels k = kernels::find_matmul_kernels(g_isa, l.scheme, c.mode);
+    run_rows(pool, m, k.for_rows(c.n), args);
+  }
+}
+
+void bench_matmul(benchmark::State& state, Config c) {
+  const std::vector<BenchMatrix>& set = weight_set(c.scheme, c.group, c.layers);
+  ThreadPool& pool = pool_for(c.threads);
+  std::size_t max_in = 0, max_out = 0, flops = 0;
+  for (const BenchMatrix& m : set) {
+    max_in = std::max(max_in, m.packed.layout().in);
+    max_out = std::max(max_out, m.packed.layout().out);
+    flops += 2 * c.n * m.packed.layout().out * m.packed.layout().in;
+  }
+  std::vector<float> x(c.n * max_in, 0.5f), y(c.n * max_out);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
+  std::vector<std::unique_ptr<kernels::ActivationBuffer>> acts;
+  if (c.mode == kernels::ActivationMode::kInt8) {
+    std::vector<std::size_t> width;  // input width per distinct activation vector
+    for (const BenchMatrix& m : set) {
+      width.resize(std::max(width.size(), m.input + 1), 0);
+      width[m.input] = m.packed.layout().in;
+      kernels::check_activation_groups(m.packed.layout(), c.act_group, m.name);
+    }
+    for (std::size_t in : width) {
+      acts.push_back(std::make_unique<kernels::ActivationBuffer>(c.n, std::max<std::size_t>(in, 1), c.act_group));
+    }
+  }
+  const kernels::QuantizeActivationsFn quantize = kernels::find_quantize_activations(g_isa);
+  run_pass(c, set, x, y, acts, quantize, pool);  // warm-up
+  double seconds = 0.0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    run_pass(c, set, x, y, acts, quantize, pool);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double passes = static_cast<double>(state.iterations());
+  const double gbs = static_cast<double>(packed_bytes(set)) * passes / seconds / 1e9;
+  state.counters["weight_GB/s"] = gbs;
+  state.counters["roofline_%"] = 100.0 * gbs / g_bandwidth_gbs[c.threads];
+  state.counters["GFLOP/s"] = static_cast<double>(flops) * passes / seconds / 1e9;
+  state.counters["ms/pass"] = 1e3 * seconds / passes;
+  state.counters["MB"] = static_cast<double>(packed_bytes(set)) / 1e6;
+}
+
+std::string config_name(const char* kind, const Config& c) {
+  std::string name = std::string(kind) + "/" + std::string(weight_scheme_name(c.scheme));
+  if (!is_float_scheme(c.scheme)) name += c.group == 0 ? "_channel" : "_g" + std::to_string(c.group);
+  name += c.mode == kernels::ActivationMode::kInt8 ? "/x_int8_g" + std::to_string(c.act_group) : "/x_f32";
+  name += c.layers == 0 ? "/head" : "/layers" + std::to_string(c.layers);
+  name += "/n" + std::to_string(c.n) + "/threads:" + std::to_string(c.threads);
+  return name;
+}
+
+void register_all() {
+  using kernels::ActivationMode;
+  struct Weights {
+    WeightScheme scheme;
+    std::size_t group;
+  };
+  const Weights decode_sets[] = {{WeightScheme::kInt4Sym, 128}, {WeightScheme::kInt8Sym, 0}};
+  for (const Weights& w : decode_sets) {
+    for (int layers : {4, 0}) {
+      for (std::size_t threads : {1, 2}) {
+        for (std::size_t act_group : {std::size_t{32}, std::size_t{128}}) {
+          const Config c{w.scheme, w.group, ActivationMode::kInt8, act_group, layers, 1, threads};
+          benchmark::RegisterBenchmark(config_name("gemv", c).c_str(), bench_matmul, c)->UseRealTime();
+        }
+        const Config f{w.scheme, w.group, ActivationMode::kF32, 0, layers, 1, threads};
+        benchmark::RegisterBenchmark(config_name("gemv", f).c_str(), bench_matmul, f)->UseRealTime();
+      }
+    }
+  }
+  const Weights prefill_sets[] = {{WeightScheme::kInt4Sym, 128}, {WeightScheme::kInt8Sym, 0},
+                                  {WeightScheme::kBf16, 0}};
+  for (const Weights& w : prefill_sets) {
+    for (std::size_t n : {26, 512}) {
+      const ActivationMode mode = is_float_scheme(w.scheme) ? ActivationMode::kF32 : ActivationMode::kInt8;
+      const Config c{w.scheme, w.group, mode, 128, 1, n, 2};
+      benchmark::RegisterBenchmark(config_name("gemm", c).c_str(), bench_matmul, c)->UseRealTime();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::bench
+
+int main(int argc, char** argv) {
+  kiln::bench::g_isa = kiln::select_isa();
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--isa=", 6) == 0) {
+      kiln::bench::g_isa = kiln::select_isa(kiln::parse_isa(argv[i] + 6));
+      argv[i] = argv[--argc];
+      --i;
+    }
+  }
+  std::printf("kernels: isa %s; cpu %s\n", std::string(kiln::isa_name(kiln::bench::g_isa)).c_str(),
+              kiln::describe_cpu_features().c_str());
+  kiln::bench::measure_bandwidth();
+  kiln::bench::register_all();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,29 @@
+// Weight sets shaped like Llama-3.2-1B for the kernel benchmarks (hidden 2048, intermediate
+// 8192, 8 KV heads of 64, vocab 128256), with random codes: speed depends on the bytes and
+// shapes, not on the values. Packing happens once per benchmark process.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "kernels/matmul.hpp"
+
+namespace kiln::bench {
+
+struct BenchMatrix {
+  std::string name;
+  std::size_t input = 0;  // which activation vector feeds it (QKV and gate/up share one)
+  kernels::PackedMatrix packed;
+};
+
+// `layers` decoder layers (q, k, v, o, gate, up, down each), or the output head alone.
+// group_size 0 = per-channel.
+std::vector<BenchMatrix> make_layer_set(Isa isa, WeightScheme scheme, std::size_t group_size,
+                                        std::size_t layers);
+std::vector<BenchMatrix> make_head(Isa isa, WeightScheme scheme, std::size_t group_size);
+
+// Bytes a pass over the set reads: packed codes, scales and zero points.
+std::size_t packed_bytes(const std::vector<BenchMatrix>& set);
+
+}  // namespace kiln::bench
