@@ -61,6 +61,8 @@ class Tokenizer {
   std::string pad_token() const;
 
   std::optional<std::int32_t> token_to_id(std::string_view token) const;
+  // True when `id` is a vocabulary entry or an added token.
+  bool has_id(std::int32_t id) const;
   // The vocabulary string of `id` (e.g. "Ġworld"); throws kiln::Error for an unknown id.
   std::string id_to_token(std::int32_t id) const;
   // True for added tokens marked special (what skip_special_tokens removes).

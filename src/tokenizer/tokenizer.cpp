@@ -118,6 +118,8 @@ std::optional<std::int32_t> Tokenizer::token_to_id(std::string_view token) const
   return impl_->model->token_to_id(token);
 }
 
+bool Tokenizer::has_id(std::int32_t id) const { return impl_->decode_string(id) != nullptr; }
+
 std::string Tokenizer::id_to_token(std::int32_t id) const {
   if (const tok::AddedToken* token = impl_->added.token(id)) return token->content;
   if (const std::string* token = impl_->model->id_to_token(id)) return *token;
