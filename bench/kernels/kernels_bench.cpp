@@ -153,7 +153,22 @@ std::string config_name(const char* kind, const Config& c) {
   return name;
 }
 
+// The cost a kernel split pays per op: one parallel_for of trivial tasks (wake-up + barrier).
+void bench_pool_overhead(benchmark::State& state, std::size_t threads) {
+  ThreadPool& pool = pool_for(threads);
+  std::size_t sink = 0;
+  for (auto _ : state) {
+    pool.parallel_for(threads * 4, [&](std::size_t task, std::size_t) { benchmark::DoNotOptimize(task + sink); });
+  }
+  benchmark::DoNotOptimize(sink);
+}
+
 void register_all() {
+  for (std::size_t threads : {1, 2}) {
+    benchmark::RegisterBenchmark(("pool/parallel_for/threads:" + std::to_string(threads)).c_str(),
+                                 bench_pool_overhead, threads)
+        ->UseRealTime();
+  }
   using kernels::ActivationMode;
   struct Weights {
     WeightScheme scheme;

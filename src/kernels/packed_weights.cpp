@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "util/error.hpp"
 #include "util/half.hpp"
@@ -39,34 +40,70 @@ std::uint8_t stored_code(Isa isa, WeightScheme scheme, int code) {
   }
 }
 
+// The bytes one row stores, in column order: 4-bit codes one per byte (u4), 8-bit as stored.
+void stored_row(const WeightView& w, Isa isa, std::size_t row, std::uint8_t* out) {
+  const std::size_t base = row * w.in;
+  if (is_4bit_scheme(w.scheme)) {
+    const unsigned offset = w.scheme == WeightScheme::kInt4Sym ? 8u : 0u;  // i4 -> u4: code + 8
+    for (std::size_t k = 0; k < w.in; ++k) out[k] = static_cast<std::uint8_t>((read_nibble(w.data, base + k) + offset) & 0xFu);
+    return;
+  }
+  for (std::size_t k = 0; k < w.in; ++k) {
+    const int code = w.scheme == WeightScheme::kInt8Sym ? static_cast<std::int8_t>(w.data[base + k])
+                                                        : w.data[base + k];
+    out[k] = stored_code(isa, w.scheme, code);
+  }
+}
+
+// One tile at a time: its R rows are decoded into a [R, k_padded] byte buffer (zero beyond the
+// matrix), then the tile is written sequentially in the layout's order.
 void pack_codes(const WeightView& w, const PackedLayout& l, std::uint8_t* data) {
-  const std::size_t R = l.tile_rows;
-  for (std::size_t row = 0; row < w.out; ++row) {
-    const std::size_t t = row / R, r = row % R;
-    for (std::size_t k = 0; k < w.in; ++k) {
-      const std::uint8_t v = stored_code(l.isa, w.scheme, read_code(w, row, k));
-      if (is_4bit_scheme(w.scheme)) {
-        const std::size_t byte = ((t * (l.k_padded / 8) + k / 8) * R + r) * 4 + k % 4;
-        data[byte] |= static_cast<std::uint8_t>(v << (k % 8 / 4 * 4));
-      } else {
-        data[((t * (l.k_padded / 4) + k / 4) * R + r) * 4 + k % 4] = v;
+  const std::size_t R = l.tile_rows, K = l.k_padded;
+  std::vector<std::uint8_t> rows(R * K);  // [R, K] stored bytes of the tile's rows
+  std::uint8_t* out = data;
+  for (std::size_t t = 0; t < l.tiles; ++t) {
+    std::fill(rows.begin(), rows.end(), 0);
+    for (std::size_t r = 0; r < R && t * R + r < w.out; ++r) stored_row(w, l.isa, t * R + r, &rows[r * K]);
+    if (is_4bit_scheme(w.scheme)) {
+      for (std::size_t k = 0; k < K; k += 8) {
+        for (std::size_t r = 0; r < R; ++r) {
+          const std::uint8_t* v = &rows[r * K + k];
+          for (std::size_t j = 0; j < 4; ++j) *out++ = static_cast<std::uint8_t>(v[j] | (v[j + 4] << 4));
+        }
+      }
+    } else {
+      for (std::size_t k = 0; k < K; k += 4) {
+        for (std::size_t r = 0; r < R; ++r) {
+          std::memcpy(out, &rows[r * K + k], 4);
+          out += 4;
+        }
       }
     }
   }
 }
 
-void pack_values(const WeightView& w, const PackedLayout& l, std::uint8_t* data) {
+template <typename T>
+void pack_values_as(const WeightView& w, const PackedLayout& l, T* data) {
   const std::size_t R = l.tile_rows;
-  const std::size_t elem = w.scheme == WeightScheme::kF32 ? 4 : 2;
+  const T* src = reinterpret_cast<const T*>(w.data);
   for (std::size_t row = 0; row < w.out; ++row) {
     const std::size_t t = row / R, r = row % R;
-    for (std::size_t k = 0; k < w.in; ++k) {
-      const std::size_t index =
-          w.scheme == WeightScheme::kBf16
-              ? ((t * (l.k_padded / 2) + k / 2) * R + r) * 2 + k % 2
-              : (t * l.k_padded + k) * R + r;
-      std::memcpy(data + index * elem, w.data + (row * w.in + k) * elem, elem);
+    const T* values = src + row * w.in;
+    if (w.scheme == WeightScheme::kBf16) {  // [K/2][R][2]
+      T* tile = data + t * l.k_padded * R + r * 2;
+      for (std::size_t k = 0; k < w.in; ++k) tile[(k / 2) * R * 2 + k % 2] = values[k];
+    } else {  // [K][R]
+      T* tile = data + t * l.k_padded * R + r;
+      for (std::size_t k = 0; k < w.in; ++k) tile[k * R] = values[k];
     }
+  }
+}
+
+void pack_values(const WeightView& w, const PackedLayout& l, std::uint8_t* data) {
+  if (w.scheme == WeightScheme::kF32) {
+    pack_values_as(w, l, reinterpret_cast<float*>(data));
+  } else {
+    pack_values_as(w, l, reinterpret_cast<std::uint16_t*>(data));
   }
 }
 

@@ -1,8 +1,8 @@
-// ThreadPool: generation-counter wake-up, dynamic task claiming, one completion barrier.
-// Ordering: the job fields are published by the seq_cst bump of generation_; task results are
-// published by each worker's decrement of busy_workers_. A waiter announces itself in a sleepers
-// counter before its final check, and a notifier checks that counter after its store, so one of
-// the two always sees the other (no lost wake-up).
+// ThreadPool: generation-counter wake-up, tasks claimed by CAS on (generation, next task), and
+// completion counted in finished tasks. Ordering: the job fields are published by the release
+// store of claim_; task results by each finisher's increment of done_tasks_. A waiter announces
+// itself in a sleepers counter before its final check, and a notifier checks that counter after
+// its store, so one of the two always sees the other (no lost wake-up).
 #include "runtime/thread_pool.hpp"
 
 #include <pthread.h>
@@ -10,6 +10,7 @@
 
 #include <chrono>
 
+#include "util/error.hpp"
 #include "util/log.hpp"
 
 namespace kiln {
@@ -83,27 +84,37 @@ void ThreadPool::worker_loop(std::size_t thread, const std::vector<int>& cpus) {
     wait_while_equal(generation_, seen, sleeping_workers_);
     seen = generation_.load(std::memory_order_acquire);
     if (stop_.load()) return;
-    drain_tasks(thread);
-    if (busy_workers_.fetch_sub(1) == 1 && sleeping_callers_.load() > 0) {
-      busy_workers_.notify_all();
-    }
+    drain_tasks(thread, seen);
   }
 }
 
-void ThreadPool::drain_tasks(std::size_t thread) {
+void ThreadPool::drain_tasks(std::size_t thread, std::uint32_t generation) {
+  const bool was_inside = t_inside_task;
   t_inside_task = true;
   t_thread_index = thread;
   for (;;) {
-    const std::size_t task = next_task_.fetch_add(1, std::memory_order_relaxed);
-    if (task >= num_tasks_) break;
+    std::uint64_t claim = claim_.load(std::memory_order_acquire);
+    if (static_cast<std::uint32_t>(claim >> 32) != generation) break;
+    const std::uint32_t task = static_cast<std::uint32_t>(claim);
+    // Read before the CAS: if it succeeds the job cannot have finished (this task was open),
+    // so the caller had not begun rewriting these fields.
+    const std::uint32_t num_tasks = num_tasks_.load(std::memory_order_relaxed);
+    TaskFn fn = fn_.load(std::memory_order_relaxed);
+    void* ctx = ctx_.load(std::memory_order_relaxed);
+    if (task >= num_tasks) break;
+    if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) continue;
     try {
-      fn_(ctx_, task, thread);
+      fn(ctx, task, thread);
     } catch (...) {
       std::lock_guard<std::mutex> lock(error_mutex_);
       if (!error_) error_ = std::current_exception();
     }
+    if (done_tasks_.fetch_add(1, std::memory_order_acq_rel) + 1 == num_tasks &&
+        sleeping_callers_.load() > 0) {
+      done_tasks_.notify_all();
+    }
   }
-  t_inside_task = false;
+  t_inside_task = was_inside;
 }
 
 void ThreadPool::run(std::size_t num_tasks, void* ctx, TaskFn fn) {
@@ -113,19 +124,22 @@ void ThreadPool::run(std::size_t num_tasks, void* ctx, TaskFn fn) {
     for (std::size_t task = 0; task < num_tasks; ++task) fn(ctx, task, thread);
     return;
   }
-  ctx_ = ctx;
-  fn_ = fn;
-  num_tasks_ = num_tasks;
-  next_task_.store(0, std::memory_order_relaxed);
-  busy_workers_.store(static_cast<std::uint32_t>(workers_.size()), std::memory_order_relaxed);
-  generation_.fetch_add(1);
+  KILN_DASSERT(num_tasks < (std::size_t{1} << 32));
+  const std::uint32_t n = static_cast<std::uint32_t>(num_tasks);
+  ctx_.store(ctx, std::memory_order_relaxed);
+  fn_.store(fn, std::memory_order_relaxed);
+  num_tasks_.store(n, std::memory_order_relaxed);
+  done_tasks_.store(0, std::memory_order_relaxed);
+  const std::uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
+  claim_.store(std::uint64_t{generation} << 32, std::memory_order_release);
+  generation_.store(generation);
   if (sleeping_workers_.load() > 0) generation_.notify_all();
 
-  drain_tasks(0);
+  drain_tasks(0, generation);
 
-  for (std::uint32_t busy = busy_workers_.load(std::memory_order_acquire); busy != 0;
-       busy = busy_workers_.load(std::memory_order_acquire)) {
-    wait_while_equal(busy_workers_, busy, sleeping_callers_);
+  for (std::uint32_t done = done_tasks_.load(std::memory_order_acquire); done != n;
+       done = done_tasks_.load(std::memory_order_acquire)) {
+    wait_while_equal(done_tasks_, done, sleeping_callers_);
   }
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }

@@ -50,7 +50,8 @@ class ThreadPool {
 
   void run(std::size_t num_tasks, void* ctx, TaskFn fn);
   void worker_loop(std::size_t thread, const std::vector<int>& cpus);
-  void drain_tasks(std::size_t thread);
+  // Claims and runs tasks of job `generation` until none is left.
+  void drain_tasks(std::size_t thread, std::uint32_t generation);
   // Returns once `value` differs from `old`: spins for options_.spin_us, then sleeps on it.
   void wait_while_equal(std::atomic<std::uint32_t>& value, std::uint32_t old,
                         std::atomic<std::uint32_t>& sleepers);
@@ -58,16 +59,21 @@ class ThreadPool {
   ThreadPoolOptions options_;
   std::vector<std::thread> workers_;
 
-  // The job being run: written by the caller before generation_ is bumped.
-  void* ctx_ = nullptr;
-  TaskFn fn_ = nullptr;
-  std::size_t num_tasks_ = 0;
+  // The job: written by the caller before it publishes a new generation. Atomic because a
+  // worker late from the previous job may read them while they change; it then fails to claim
+  // (claim_ carries the generation) and discards what it read.
+  std::atomic<void*> ctx_{nullptr};
+  std::atomic<TaskFn> fn_{nullptr};
+  std::atomic<std::uint32_t> num_tasks_{0};
 
   // alignas: the counters bounce between cores; keep each on its own cache line.
+  // claim_ = generation << 32 | next task: a task is claimed by CAS, so only workers of the
+  // current job can claim, and completion waits for claimed tasks only, never for a worker the
+  // OS has not scheduled yet (the caller then runs the tasks itself).
+  alignas(64) std::atomic<std::uint64_t> claim_{0};
   alignas(64) std::atomic<std::uint32_t> generation_{0};  // bumped per job; workers wait on it
-  alignas(64) std::atomic<std::size_t> next_task_{0};
-  alignas(64) std::atomic<std::uint32_t> busy_workers_{0};  // workers still in the current job
-  // Threads asleep on generation_ / busy_workers_: a notify (a syscall) is only paid when > 0.
+  alignas(64) std::atomic<std::uint32_t> done_tasks_{0};  // tasks of the current job finished
+  // Threads asleep on generation_ / done_tasks_: a notify (a syscall) is only paid when > 0.
   alignas(64) std::atomic<std::uint32_t> sleeping_workers_{0};
   std::atomic<std::uint32_t> sleeping_callers_{0};
   std::atomic<bool> stop_{false};
