@@ -54,12 +54,21 @@ MatmulKernels find_matmul_kernels(Isa isa, WeightScheme scheme, ActivationMode m
 QuantizeActivationsFn find_quantize_activations(Isa isa) { return table_for(isa).quantize; }
 
 std::size_t int8_block_columns(const PackedLayout& w, std::size_t act_group_size) {
+  // NOTE: int32 lanes may wrap while a block is summed, but the block's exact Σ (code - zp) · q,
+  // up to 255 · 127 · block, must fit in int32 (block < 66000). A block never exceeds kMaxBlock:
+  // where both scales cover the whole row any split is exact, and a group that long is split
+  // into its largest divisor that is a multiple of 32 (the scales are constant within it).
+  constexpr std::size_t kMaxBlock = 16384;
   const std::size_t gw = effective_group(w.group_size, w.in);
   const std::size_t ga = effective_group(act_group_size, w.in);
-  if (gw == 0 && ga == 0) return w.k_padded;
-  if (gw == 0) return ga;
-  if (ga == 0) return gw;
-  return std::min(gw, ga);
+  if (gw == 0 && ga == 0) return std::min(w.k_padded, kMaxBlock);
+  std::size_t block = gw == 0 ? ga : ga == 0 ? gw : std::min(gw, ga);
+  if (block > kMaxBlock && block % kActivationChunk == 0) {
+    std::size_t divisor = kMaxBlock;
+    while (block % divisor != 0) divisor -= kActivationChunk;
+    block = divisor;
+  }
+  return block;
 }
 
 void check_activation_groups(const PackedLayout& w, std::size_t act_group_size,

@@ -53,9 +53,10 @@ using QuantizeActivationsFn = void (*)(const float* x, const QuantizedActivation
 struct MatmulKernels {
   MatmulFn gemv = nullptr;
   MatmulFn gemm = nullptr;
-  // The call for n rows: gemv below kGemmMinRows, else gemm.
+  // The call for n rows: gemv for one row; from two rows on, gemm streams the weights once for
+  // all rows, which wins even when the call is bandwidth-bound (a few decoding sequences).
   MatmulFn for_rows(std::size_t n) const { return n < kGemmMinRows ? gemv : gemm; }
-  static constexpr std::size_t kGemmMinRows = 4;
+  static constexpr std::size_t kGemmMinRows = 2;
 };
 
 // The kernels for weights packed for `isa` (pack_weights) with this scheme and activation mode.
@@ -73,8 +74,9 @@ QuantizeActivationsFn find_quantize_activations(Isa isa);
 void check_activation_groups(const PackedLayout& w, std::size_t act_group_size,
                              std::string_view name);
 
-// The columns summed in integers before one scale multiply: min of the two effective group
-// sizes (a multiple of kActivationChunk), or k_padded when both cover the whole row.
+// The columns summed in integers before one scale multiply: the smaller of the two effective
+// group sizes (a multiple of kActivationChunk), or the whole row when both cover it; at most
+// 16384 so no block's integer sum can overflow int32.
 std::size_t int8_block_columns(const PackedLayout& w, std::size_t act_group_size);
 
 }  // namespace kiln::kernels

@@ -109,7 +109,7 @@ void ThreadPool::drain_tasks(std::size_t thread, std::uint32_t generation) {
       std::lock_guard<std::mutex> lock(error_mutex_);
       if (!error_) error_ = std::current_exception();
     }
-    if (done_tasks_.fetch_add(1, std::memory_order_acq_rel) + 1 == num_tasks &&
+    if (done_tasks_.fetch_add(1) + 1 == num_tasks &&  // seq_cst: pairs with the sleeper check
         sleeping_callers_.load() > 0) {
       done_tasks_.notify_all();
     }

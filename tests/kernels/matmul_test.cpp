@@ -142,6 +142,32 @@ std::vector<Case> all_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Kernels, MatmulVsReference, ::testing::ValuesIn(all_cases()), case_name);
 
+// int32 lanes may wrap inside a block, but the block's exact Σ (code - zp) · q must fit: a row
+// of 70000 int8_asym codes 255 (zp 0) × activation codes 127 sums to 2.27e9 > 2^31, so the
+// kernels must split the whole-row block (int8_block_columns).
+TEST(MatmulLimits, LongRowsDoNotOverflowInt32) {
+  const std::size_t out = 3, in = 70000;
+  const std::vector<float> w(out * in, 1.0f);  // int8_asym: scale 1/255, zp 0, codes 255
+  const QuantizedMatrix canonical = quantize_weights(w, out, in, WeightScheme::kInt8Asym, in, "long");
+  ASSERT_EQ(read_code(canonical.view(), 0, 0) - read_params(canonical.view(), 0, 0).zero_point, 255);
+  const std::vector<float> x(in, 2.0f);  // every activation code 127
+  ActivationBuffer act(1, in, in);
+  const QuantizedActivations xq = act.view(1);
+  quantize_activations_reference(x.data(), xq, 0, 1);
+  const float want = 2.0f * in * (255 * f16_to_f32(f32_to_f16(1.0f / 255)));
+  for (Isa isa : all_isas()) {
+    if (!isa_supported(isa)) continue;
+    const PackedMatrix packed = pack_weights(canonical.view(), isa, "long");
+    const MatmulKernels k = find_matmul_kernels(isa, WeightScheme::kInt8Asym, ActivationMode::kInt8);
+    for (MatmulFn fn : {k.gemv, k.gemm}) {
+      std::vector<float> y(out);
+      MatmulArgs args{1, x.data(), &xq, y.data(), out, nullptr};
+      fn(packed.view(), args, 0, out);
+      for (float v : y) EXPECT_NEAR(v, want, want * 1e-6) << isa_name(isa);
+    }
+  }
+}
+
 TEST(MatmulLookup, UnsupportedCombinationsNameWhatIsAccepted) {
   EXPECT_KILN_ERROR(find_matmul_kernels(Isa::kScalar, WeightScheme::kNf4, ActivationMode::kInt8),
                     "nf4", "int8 activations", "int4_sym");
