@@ -1,0 +1,559 @@
+// A hand-written equivalent of Jinja2's regex lexer (jinja2/lexer.py) for the default
+// delimiters. Whitespace control follows its rules: "-" strips all whitespace on that side,
+// "+" disables lstrip/trim, lstrip_blocks removes spaces before a block or comment tag that
+// starts a line, trim_blocks removes the first newline after a block or comment tag.
+#include "tokenizer/jinja/lexer.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <optional>
+
+#include "tokenizer/jinja/error.hpp"
+#include "tokenizer/jinja/python_repr.hpp"
+#include "tokenizer/jinja/unicode.hpp"
+
+namespace kiln::jinja {
+namespace {
+
+[[noreturn]] void syntax_error(size_t offset, std::string message) {
+  throw Exception{ErrorType::kTemplateSyntaxError, std::move(message),
+                  static_cast<uint32_t>(offset)};
+}
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Python's str.rstrip() (all Unicode whitespace).
+std::string_view rstrip_whitespace(std::string_view s) {
+  size_t end = s.size();
+  while (end > 0) {
+    size_t start = end - 1;
+    while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
+    size_t i = start;
+    if (!unicode::is_space(unicode::decode_next(s, i))) break;
+    end = start;
+  }
+  return s.substr(0, end);
+}
+
+bool all_whitespace(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    if (!unicode::is_space(unicode::decode_next(s, i))) return false;
+  }
+  return !s.empty();
+}
+
+size_t skip_whitespace(std::string_view s, size_t pos) {
+  while (pos < s.size()) {
+    size_t next = pos;
+    if (!unicode::is_space(unicode::decode_next(s, next))) break;
+    pos = next;
+  }
+  return pos;
+}
+
+// `(\d+_)*\d+`: digits with single underscores between them; npos when no digit at pos.
+size_t match_digits(std::string_view s, size_t pos) {
+  if (pos >= s.size() || !is_digit(s[pos])) return std::string_view::npos;
+  while (pos < s.size()) {
+    if (is_digit(s[pos])) {
+      ++pos;
+    } else if (s[pos] == '_' && pos + 1 < s.size() && is_digit(s[pos + 1])) {
+      pos += 2;
+    } else {
+      break;
+    }
+  }
+  return pos;
+}
+
+size_t match_exponent(std::string_view s, size_t pos) {
+  if (pos >= s.size() || (s[pos] != 'e' && s[pos] != 'E')) return std::string_view::npos;
+  ++pos;
+  if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) ++pos;
+  return match_digits(s, pos);
+}
+
+// Jinja's float_re; npos when there is no float at pos.
+size_t match_float(std::string_view s, size_t pos) {
+  constexpr size_t npos = std::string_view::npos;
+  if (pos > 0 && s[pos - 1] == '.') return npos;  // (?<!\.)
+  const size_t whole = match_digits(s, pos);
+  if (whole == npos) return npos;
+  size_t fraction = npos;
+  if (whole < s.size() && s[whole] == '.') fraction = match_digits(s, whole + 1);
+  if (fraction != npos) {
+    if (size_t e = match_exponent(s, fraction); e != npos) return e;
+  }
+  if (size_t e = match_exponent(s, whole); e != npos) return e;
+  return fraction;
+}
+
+bool in_digit_set(char c, int base) {
+  if (base == 2) return c == '0' || c == '1';
+  if (base == 8) return c >= '0' && c <= '7';
+  return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+}
+
+// `(_?[set])+` after a 0b/0o/0x prefix.
+size_t match_prefixed_digits(std::string_view s, size_t pos, int base) {
+  const size_t start = pos;
+  while (pos < s.size()) {
+    if (s[pos] == '_' && pos + 1 < s.size() && in_digit_set(s[pos + 1], base)) {
+      pos += 2;
+    } else if (in_digit_set(s[pos], base)) {
+      ++pos;
+    } else {
+      break;
+    }
+  }
+  return pos == start ? std::string_view::npos : pos;
+}
+
+// Jinja's integer_re; sets the base; npos when there is no integer at pos.
+size_t match_integer(std::string_view s, size_t pos, int& base) {
+  if (pos >= s.size() || !is_digit(s[pos])) return std::string_view::npos;
+  if (s[pos] == '0' && pos + 1 < s.size()) {
+    const char p = static_cast<char>(std::tolower(static_cast<unsigned char>(s[pos + 1])));
+    base = p == 'b' ? 2 : p == 'o' ? 8 : p == 'x' ? 16 : 10;
+    if (base != 10) {
+      if (size_t end = match_prefixed_digits(s, pos + 2, base); end != std::string_view::npos) {
+        return end;
+      }
+    }
+  }
+  base = 10;
+  if (s[pos] != '0') return match_digits(s, pos);
+  ++pos;  // 0(_?0)*
+  while (pos < s.size()) {
+    if (s[pos] == '0') {
+      ++pos;
+    } else if (s[pos] == '_' && pos + 1 < s.size() && s[pos + 1] == '0') {
+      pos += 2;
+    } else {
+      break;
+    }
+  }
+  return pos;
+}
+
+int64_t parse_integer(std::string_view text, int base, size_t offset) {
+  std::string digits;
+  for (char c : text.substr(base == 10 ? 0 : 2)) {
+    if (c != '_') digits.push_back(c);
+  }
+  constexpr uint64_t kMax = static_cast<uint64_t>(INT64_MAX);
+  uint64_t value = 0;
+  for (char c : digits) {
+    const int d = is_digit(c) ? c - '0' : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
+    if (value > (kMax - static_cast<uint64_t>(d)) / static_cast<uint64_t>(base)) {
+      throw Exception{ErrorType::kLimitError,
+                      fmt::format("integer literal {} does not fit kiln's 64-bit integers", text),
+                      static_cast<uint32_t>(offset)};
+    }
+    value = value * static_cast<uint64_t>(base) + static_cast<uint64_t>(d);
+  }
+  return static_cast<int64_t>(value);
+}
+
+struct Operator {
+  std::string_view text;
+  TokenType type;
+};
+
+// Longest first, as Jinja's operator regex.
+constexpr Operator kOperators[] = {
+    {"//", TokenType::kFloorDiv}, {"**", TokenType::kPow},      {"==", TokenType::kEq},
+    {"!=", TokenType::kNe},       {">=", TokenType::kGtEq},     {"<=", TokenType::kLtEq},
+    {"+", TokenType::kAdd},       {"-", TokenType::kSub},       {"*", TokenType::kMul},
+    {"/", TokenType::kDiv},       {"%", TokenType::kMod},       {"~", TokenType::kTilde},
+    {"[", TokenType::kLBracket},  {"]", TokenType::kRBracket},  {"(", TokenType::kLParen},
+    {")", TokenType::kRParen},    {"{", TokenType::kLBrace},    {"}", TokenType::kRBrace},
+    {">", TokenType::kGt},        {"<", TokenType::kLt},        {"=", TokenType::kAssign},
+    {".", TokenType::kDot},       {":", TokenType::kColon},     {"|", TokenType::kPipe},
+    {",", TokenType::kComma},     {";", TokenType::kSemicolon},
+};
+
+int hex_value(char c) {
+  if (is_digit(c)) return c - '0';
+  return std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
+}
+
+// Decodes an escape after a backslash at body[i] as Python's "unicode-escape" codec does after
+// Jinja's backslashreplace step; appends to out and advances i past the escape.
+void decode_escape(std::string_view body, size_t& i, std::string& out, size_t offset) {
+  const char c = body[i];
+  auto hex_escape = [&](int digits, const char* name) {
+    char32_t cp = 0;
+    for (int k = 1; k <= digits; ++k) {
+      if (i + static_cast<size_t>(k) >= body.size() ||
+          !std::isxdigit(static_cast<unsigned char>(body[i + static_cast<size_t>(k)]))) {
+        syntax_error(offset, std::string("truncated ") + name + " escape");
+      }
+      cp = cp * 16 + static_cast<char32_t>(hex_value(body[i + static_cast<size_t>(k)]));
+    }
+    if (cp > 0x10FFFF) syntax_error(offset, "illegal Unicode character");
+    if (cp >= 0xD800 && cp <= 0xDFFF) {
+      syntax_error(offset, "string literal holds a lone surrogate escape, which is not valid "
+                           "UTF-8 text");
+    }
+    unicode::append_utf8(out, cp);
+    i += static_cast<size_t>(digits) + 1;
+  };
+  switch (c) {
+    case '\n': ++i; return;
+    case '\\': out += '\\'; ++i; return;
+    case '\'': out += '\''; ++i; return;
+    case '"': out += '"'; ++i; return;
+    case 'a': out += '\a'; ++i; return;
+    case 'b': out += '\b'; ++i; return;
+    case 'f': out += '\f'; ++i; return;
+    case 'n': out += '\n'; ++i; return;
+    case 'r': out += '\r'; ++i; return;
+    case 't': out += '\t'; ++i; return;
+    case 'v': out += '\v'; ++i; return;
+    case 'x': hex_escape(2, "\\xXX"); return;
+    case 'u': hex_escape(4, "\\uXXXX"); return;
+    case 'U': hex_escape(8, "\\UXXXXXXXX"); return;
+    case 'N': syntax_error(offset, "\\N{...} escapes are not supported in kiln templates");
+    default: break;
+  }
+  if (c >= '0' && c <= '7') {
+    char32_t cp = 0;
+    int n = 0;
+    while (n < 3 && i < body.size() && body[i] >= '0' && body[i] <= '7') {
+      cp = cp * 8 + static_cast<char32_t>(body[i] - '0');
+      ++i;
+      ++n;
+    }
+    unicode::append_utf8(out, cp);
+    return;
+  }
+  out += '\\';
+  const auto byte = static_cast<unsigned char>(c);
+  if (byte < 0x80) {
+    out += c;
+    ++i;
+    return;
+  }
+  // A backslash before a non-ASCII character: Python first spells the character as an escape
+  // ("\xe9"), then decodes "\\" to one backslash and keeps the escape's letters as text.
+  const char32_t cp = unicode::decode_next(body, i);
+  out += cp <= 0xFF ? fmt::format("x{:02x}", static_cast<unsigned>(cp))
+         : cp <= 0xFFFF ? fmt::format("u{:04x}", static_cast<unsigned>(cp))
+                        : fmt::format("U{:08x}", static_cast<unsigned>(cp));
+}
+
+std::string decode_string_literal(std::string_view body, size_t offset) {
+  std::string out;
+  out.reserve(body.size());
+  for (size_t i = 0; i < body.size();) {
+    if (body[i] != '\\') {
+      out += body[i++];
+      continue;
+    }
+    ++i;
+    decode_escape(body, i, out, offset);
+  }
+  return out;
+}
+
+class Lexer {
+ public:
+  explicit Lexer(std::string_view source) : s_(source) {}
+
+  std::vector<Token> run() {
+    while (pos_ < s_.size()) lex_root();
+    tokens_.push_back(Token{TokenType::kEof, static_cast<uint32_t>(s_.size()), {}, 0, 0});
+    return std::move(tokens_);
+  }
+
+ private:
+  void emit(TokenType type, size_t offset, std::string text = {}) {
+    tokens_.push_back(Token{type, static_cast<uint32_t>(offset), std::move(text), 0, 0});
+  }
+
+  // Whitespace control applied to the data before a tag: `sign` is the tag's '-', '+' or 0.
+  std::string_view strip_data(std::string_view text, char sign, bool is_variable) const {
+    if (sign == '-') return rstrip_whitespace(text);
+    if (sign != '+' && !is_variable) {  // lstrip_blocks
+      const size_t line_start = text.rfind('\n') + 1;  // npos + 1 == 0
+      if ((line_start > 0 || line_starting_) && all_whitespace(text.substr(line_start))) {
+        return text.substr(0, line_start);
+      }
+    }
+    return text;
+  }
+
+  // `{%(-|+|)\s*raw\s*(-%}\s*|%})` at pos; returns the end of the match.
+  std::optional<size_t> match_raw_begin(size_t pos) const {
+    size_t p = pos + 2;
+    if (p < s_.size() && (s_[p] == '-' || s_[p] == '+')) ++p;
+    p = skip_whitespace(s_, p);
+    if (s_.substr(p, 3) != "raw") return std::nullopt;
+    p = skip_whitespace(s_, p + 3);
+    if (s_.substr(p, 3) == "-%}") return skip_whitespace(s_, p + 3);
+    if (s_.substr(p, 2) == "%}") return p + 2;
+    return std::nullopt;
+  }
+
+  void lex_root() {
+    size_t tag = pos_;
+    while (true) {
+      tag = s_.find('{', tag);
+      if (tag == std::string_view::npos || tag + 1 >= s_.size()) {
+        emit(TokenType::kData, pos_, std::string(s_.substr(pos_)));
+        pos_ = s_.size();
+        return;
+      }
+      const char kind = s_[tag + 1];
+      if (kind == '{' || kind == '%' || kind == '#') break;
+      ++tag;
+    }
+    const char kind = s_[tag + 1];
+    const char sign = tag + 2 < s_.size() && (s_[tag + 2] == '-' || s_[tag + 2] == '+')
+                          ? s_[tag + 2] : 0;
+    const std::string_view data = strip_data(s_.substr(pos_, tag - pos_), sign, kind == '{');
+    if (!data.empty()) emit(TokenType::kData, pos_, std::string(data));
+
+    if (kind == '%') {
+      if (auto raw_end = match_raw_begin(tag)) {
+        line_starting_ = s_[*raw_end - 1] == '\n';
+        pos_ = *raw_end;
+        lex_raw_body(tag);
+        return;
+      }
+    }
+    pos_ = tag + 2 + (sign != 0 ? 1 : 0);
+    line_starting_ = false;
+    if (kind == '#') {
+      lex_comment(tag);
+    } else {
+      lex_tag(kind == '{', tag);
+    }
+  }
+
+  void lex_comment(size_t begin) {
+    const size_t close = s_.find("#}", pos_);
+    if (close == std::string_view::npos) syntax_error(begin, "Missing end of comment tag");
+    size_t end = close + 2;
+    const char before = close > pos_ ? s_[close - 1] : 0;
+    if (before == '-') {
+      end = skip_whitespace(s_, end);
+    } else if (before != '+' && end < s_.size() && s_[end] == '\n') {
+      ++end;  // trim_blocks
+    }
+    line_starting_ = s_[end - 1] == '\n';
+    pos_ = end;
+  }
+
+  void lex_raw_body(size_t begin) {
+    for (size_t open = s_.find("{%", pos_); open != std::string_view::npos;
+         open = s_.find("{%", open + 1)) {
+      size_t p = open + 2;
+      char sign = 0;
+      if (p < s_.size() && (s_[p] == '-' || s_[p] == '+')) sign = s_[p++];
+      p = skip_whitespace(s_, p);
+      if (s_.substr(p, 6) != "endraw") continue;
+      p = skip_whitespace(s_, p + 6);
+      size_t end;
+      if (s_.substr(p, 3) == "+%}") {
+        end = p + 3;
+      } else if (s_.substr(p, 3) == "-%}") {
+        end = skip_whitespace(s_, p + 3);
+      } else if (s_.substr(p, 2) == "%}") {
+        end = p + 2;
+        if (end < s_.size() && s_[end] == '\n') ++end;
+      } else {
+        continue;
+      }
+      const std::string_view data = strip_data(s_.substr(pos_, open - pos_), sign, false);
+      if (!data.empty()) emit(TokenType::kData, pos_, std::string(data));
+      line_starting_ = s_[end - 1] == '\n';
+      pos_ = end;
+      return;
+    }
+    syntax_error(begin, "Missing end of raw directive");
+  }
+
+  // Matches the end delimiter of the current tag at pos_, when brackets are balanced.
+  std::optional<size_t> match_tag_end(bool variable) const {
+    if (!brackets_.empty()) return std::nullopt;
+    const std::string_view rest = s_.substr(pos_);
+    if (variable) {
+      if (rest.substr(0, 3) == "-}}") return skip_whitespace(s_, pos_ + 3);
+      if (rest.substr(0, 2) == "}}") return pos_ + 2;
+      return std::nullopt;
+    }
+    if (rest.substr(0, 3) == "+%}") return pos_ + 3;
+    if (rest.substr(0, 3) == "-%}") return skip_whitespace(s_, pos_ + 3);
+    if (rest.substr(0, 2) == "%}") {
+      size_t end = pos_ + 2;
+      if (end < s_.size() && s_[end] == '\n') ++end;  // trim_blocks
+      return end;
+    }
+    return std::nullopt;
+  }
+
+  void lex_tag(bool variable, size_t begin) {
+    emit(variable ? TokenType::kVariableBegin : TokenType::kBlockBegin, begin);
+    brackets_.clear();
+    while (pos_ < s_.size()) {
+      if (auto end = match_tag_end(variable)) {
+        emit(variable ? TokenType::kVariableEnd : TokenType::kBlockEnd, pos_);
+        line_starting_ = s_[*end - 1] == '\n';
+        pos_ = *end;
+        return;
+      }
+      lex_tag_token();
+    }
+    // End of input inside a tag: the parser reports what it was expecting.
+  }
+
+  void lex_tag_token() {
+    const size_t start = pos_;
+    if (size_t ws = skip_whitespace(s_, pos_); ws != pos_) {
+      pos_ = ws;
+      return;
+    }
+    if (size_t end = match_float(s_, pos_); end != std::string_view::npos) {
+      std::string text;
+      for (char c : s_.substr(start, end - start)) {
+        if (c != '_') text.push_back(c);
+      }
+      double value = 0;
+      if (std::from_chars(text.data(), text.data() + text.size(), value).ec ==
+          std::errc::result_out_of_range) {
+        // Python's float() saturates: 1e999 is inf, 1e-999 is 0.0.
+        const bool tiny = text.find("e-") != std::string::npos || text.find("E-") != std::string::npos;
+        value = tiny ? 0.0 : HUGE_VAL;
+      }
+      Token token{TokenType::kFloat, static_cast<uint32_t>(start), {}, 0, value};
+      tokens_.push_back(std::move(token));
+      pos_ = end;
+      return;
+    }
+    int base = 10;
+    if (size_t end = match_integer(s_, pos_, base); end != std::string_view::npos) {
+      Token token{TokenType::kInteger, static_cast<uint32_t>(start), {},
+                  parse_integer(s_.substr(start, end - start), base, start), 0};
+      tokens_.push_back(std::move(token));
+      pos_ = end;
+      return;
+    }
+    size_t next = pos_;
+    if (unicode::is_identifier_start(unicode::decode_next(s_, next))) {
+      size_t end = next;
+      while (end < s_.size()) {
+        size_t after = end;
+        if (!unicode::is_identifier_continue(unicode::decode_next(s_, after))) break;
+        end = after;
+      }
+      emit(TokenType::kName, start, std::string(s_.substr(start, end - start)));
+      pos_ = end;
+      return;
+    }
+    if (s_[pos_] == '\'' || s_[pos_] == '"') {
+      if (lex_string()) return;
+    }
+    lex_operator();
+  }
+
+  bool lex_string() {
+    const char quote = s_[pos_];
+    for (size_t p = pos_ + 1; p < s_.size(); ++p) {
+      if (s_[p] == '\\') {
+        ++p;
+        continue;
+      }
+      if (s_[p] == quote) {
+        emit(TokenType::kString, pos_,
+             decode_string_literal(s_.substr(pos_ + 1, p - pos_ - 1), pos_));
+        pos_ = p + 1;
+        return true;
+      }
+    }
+    return false;  // unterminated: Jinja reports the quote as an unexpected char
+  }
+
+  void lex_operator() {
+    for (const Operator& op : kOperators) {
+      if (s_.substr(pos_, op.text.size()) != op.text) continue;
+      track_brackets(op.type);
+      emit(op.type, pos_);
+      pos_ += op.text.size();
+      return;
+    }
+    size_t next = pos_;
+    unicode::decode_next(s_, next);
+    syntax_error(pos_, fmt::format("unexpected char {} at {}",
+                                   repr_string(s_.substr(pos_, next - pos_)),
+                                   unicode::length(s_.substr(0, pos_))));
+  }
+
+  void track_brackets(TokenType type) {
+    char close = 0;
+    switch (type) {
+      case TokenType::kLBrace: brackets_.push_back('}'); return;
+      case TokenType::kLParen: brackets_.push_back(')'); return;
+      case TokenType::kLBracket: brackets_.push_back(']'); return;
+      case TokenType::kRBrace: close = '}'; break;
+      case TokenType::kRParen: close = ')'; break;
+      case TokenType::kRBracket: close = ']'; break;
+      default: return;
+    }
+    if (brackets_.empty()) syntax_error(pos_, fmt::format("unexpected '{}'", close));
+    const char expected = brackets_.back();
+    brackets_.pop_back();
+    if (expected != close) {
+      syntax_error(pos_, fmt::format("unexpected '{}', expected '{}'", close, expected));
+    }
+  }
+
+  std::string_view s_;
+  size_t pos_ = 0;
+  bool line_starting_ = true;
+  std::string brackets_;
+  std::vector<Token> tokens_;
+};
+
+}  // namespace
+
+std::string_view describe_token_type(TokenType type) {
+  switch (type) {
+    case TokenType::kData: return "template data / text";
+    case TokenType::kVariableBegin: return "begin of print statement";
+    case TokenType::kVariableEnd: return "end of print statement";
+    case TokenType::kBlockBegin: return "begin of statement block";
+    case TokenType::kBlockEnd: return "end of statement block";
+    case TokenType::kName: return "name";
+    case TokenType::kString: return "string";
+    case TokenType::kInteger: return "integer";
+    case TokenType::kFloat: return "float";
+    case TokenType::kEof: return "end of template";
+    default: break;
+  }
+  for (const Operator& op : kOperators) {
+    if (op.type == type) return op.text;
+  }
+  return "?";
+}
+
+std::string normalize_newlines(std::string_view source) {
+  std::string out;
+  out.reserve(source.size());
+  for (size_t i = 0; i < source.size(); ++i) {
+    if (source[i] == '\r') {
+      out.push_back('\n');
+      if (i + 1 < source.size() && source[i + 1] == '\n') ++i;
+    } else {
+      out.push_back(source[i]);
+    }
+  }
+  if (!out.empty() && out.back() == '\n') out.pop_back();  // keep_trailing_newline=False
+  return out;
+}
+
+std::vector<Token> tokenize(std::string_view source) { return Lexer(source).run(); }
+
+}  // namespace kiln::jinja
