@@ -17,6 +17,7 @@ every case and must produce exactly the same string or error.
 """
 import json
 import pathlib
+import random
 from datetime import datetime
 
 import jinja2
@@ -341,6 +342,8 @@ CASES = [
     ("s_call_syntax", "{{ f(a=1, 2) }}"),
     ("s_tag_name_expected", "{% 'x' %}"),
     ("s_subscript", "{{ x.'a' }}"),
+    ("float_repr_random", "{{ floats }}"),
+    ("float_tojson_random", "{{ floats|tojson }} {{ floats|map('round', 3)|list }}"),
     # ---- chat-template idioms ----
     ("chat_loop", "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% if not loop.last %}\n{% endif %}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"),
     ("chat_system_first", "{% if messages[0]['role'] == 'system' %}{% set sys = messages[0]['content'] %}{% set loop_messages = messages[1:] %}{% else %}{% set loop_messages = messages %}{% endif %}[{{ sys }}]{{ loop_messages|length }}"),
@@ -350,9 +353,30 @@ CASES = [
     ("chat_roles_alternate", "{% for m in messages[1:] %}{% if (m['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}{% endfor %}ok"),
 ]
 
+def random_floats(count=400, seed=1234):
+    """Floats across every branch of Python's repr: fixed and exponent notation, 1..17 digits."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        kind = rng.randrange(5)
+        if kind == 0:
+            out.append(rng.uniform(-1000, 1000))
+        elif kind == 1:
+            out.append(rng.random() * 10.0 ** rng.randint(-30, 30))
+        elif kind == 2:
+            out.append(float(rng.randint(-10**17, 10**17)))
+        elif kind == 3:
+            out.append(round(rng.uniform(-100, 100), rng.randint(0, 6)))
+        else:
+            out.append(rng.choice([1e16, 1e15, 9999999999999998.0, 1e-4, 9.999e-5, 5e-324, 1.7976931348623157e308, 0.5, 123456789.125]))
+    return out
+
+
 # Cases whose context differs from BASE_CONTEXT.
 CONTEXTS = {
     "chat_loop": {"messages": BASE_CONTEXT["messages"], "add_generation_prompt": True},
+    "float_repr_random": {"floats": random_floats()},
+    "float_tojson_random": {"floats": random_floats()},
 }
 
 

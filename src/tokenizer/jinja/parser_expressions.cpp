@@ -314,15 +314,17 @@ ExprPtr Parser::parse_filter_expr(ExprPtr node) {
 }
 
 ExprPtr Parser::parse_subscript(ExprPtr node) {
+  // Errors point at the start of the whole `a.b[c]` chain, where the reader looks first.
+  const uint32_t offset = node->offset;
   const Token& token = next();
   if (token.type == TokenType::kDot) {
     const Token& attr = next();
     if (attr.type == TokenType::kName) {
-      return std::make_unique<ast::Getattr>(token.offset, std::move(node), attr.text);
+      return std::make_unique<ast::Getattr>(offset, std::move(node), attr.text);
     }
     if (attr.type != TokenType::kInteger) fail("expected name or number", attr.offset);
     return std::make_unique<ast::Getitem>(
-        token.offset, std::move(node),
+        offset, std::move(node),
         std::make_unique<ast::Const>(attr.offset, Value::integer(attr.int_value)));
   }
   std::vector<ExprPtr> args;
@@ -339,7 +341,7 @@ ExprPtr Parser::parse_subscript(ExprPtr node) {
     tuple->items = std::move(args);
     index = std::move(tuple);
   }
-  return std::make_unique<ast::Getitem>(token.offset, std::move(node), std::move(index));
+  return std::make_unique<ast::Getitem>(offset, std::move(node), std::move(index));
 }
 
 ExprPtr Parser::parse_subscribed() {
@@ -392,7 +394,8 @@ ast::Arguments Parser::parse_call_args() {
 }
 
 ExprPtr Parser::parse_call(ExprPtr node) {
-  auto call = std::make_unique<ast::Call>(current().offset, std::move(node));
+  const uint32_t offset = node->offset;  // errors point at the callee, not at "("
+  auto call = std::make_unique<ast::Call>(offset, std::move(node));
   call->args = parse_call_args();
   return call;
 }
