@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -58,16 +59,29 @@ const std::vector<BenchMatrix>& weight_set(WeightScheme scheme, std::size_t grou
   return set;
 }
 
-// Splits the matrix's tiles into contiguous row ranges, a few per thread for balance.
-void run_rows(ThreadPool& pool, const BenchMatrix& m, kernels::MatmulFn fn,
-              const kernels::MatmulArgs& args) {
-  const kernels::PackedLayout& l = m.packed.layout();
-  const std::size_t tasks = std::min(l.tiles, pool.num_threads() * 4);
-  const kernels::PackedWeights w = m.packed.view();
+// One matrix of a job: its kernel, arguments and the running count of tiles before it.
+struct Target {
+  kernels::PackedWeights w;
+  kernels::MatmulFn fn;
+  kernels::MatmulArgs args;
+  std::size_t first_tile;
+};
+
+// Matrices that share an input run as one job, as the runtime's linear() does for Q/K/V and
+// gate/up: their tiles form one index space, split into a few contiguous ranges per thread.
+void run_job(ThreadPool& pool, const Target* targets, std::size_t count, std::size_t total_tiles) {
+  const std::size_t tasks = std::min(total_tiles, pool.num_threads() * 4);
   pool.parallel_for(tasks, [&](std::size_t task, std::size_t) {
-    const std::size_t begin = l.tiles * task / tasks * l.tile_rows;
-    const std::size_t end = std::min(l.out, l.tiles * (task + 1) / tasks * l.tile_rows);
-    fn(w, args, begin, end);
+    const std::size_t tile_begin = total_tiles * task / tasks;
+    const std::size_t tile_end = total_tiles * (task + 1) / tasks;
+    for (std::size_t m = 0; m < count; ++m) {
+      const Target& t = targets[m];
+      const std::size_t tiles = t.w.layout.tiles;
+      const std::size_t begin = std::max(tile_begin, t.first_tile), end = std::min(tile_end, t.first_tile + tiles);
+      if (begin >= end) continue;
+      const std::size_t rows = t.w.layout.tile_rows;
+      t.fn(t.w, t.args, (begin - t.first_tile) * rows, std::min(t.w.layout.out, (end - t.first_tile) * rows));
+    }
   });
 }
 
@@ -81,38 +95,46 @@ struct Config {
   std::size_t threads;
 };
 
-// One pass over the set: quantise each distinct input once, then every matrix.
+// One pass over the set: per group of matrices sharing an input, quantise it once (kInt8) and
+// run the group as one job. y holds each group member's output side by side.
 void run_pass(const Config& c, const std::vector<BenchMatrix>& set, const std::vector<float>& x,
               std::vector<float>& y, std::vector<std::unique_ptr<kernels::ActivationBuffer>>& acts,
               kernels::QuantizeActivationsFn quantize, ThreadPool& pool) {
-  std::size_t last_input = ~std::size_t{0};
-  for (const BenchMatrix& m : set) {
-    const kernels::PackedLayout& l = m.packed.layout();
-    kernels::MatmulArgs args{c.n, x.data(), nullptr, y.data(), l.out, nullptr};
+  constexpr std::size_t kMaxGroup = 3;
+  for (std::size_t first = 0; first < set.size();) {
+    std::size_t last = first + 1;
+    while (last < set.size() && last - first < kMaxGroup && set[last].input == set[first].input) ++last;
     kernels::QuantizedActivations q;
     if (c.mode == kernels::ActivationMode::kInt8) {
-      q = acts[m.input]->view(c.n);
-      if (m.input != last_input) {
-        pool.parallel_for(c.n, [&](std::size_t i, std::size_t) { quantize(x.data(), q, i, i + 1); });
-      }
-      args.xq = &q;
+      q = acts[set[first].input]->view(c.n);
+      pool.parallel_for(c.n, [&](std::size_t i, std::size_t) { quantize(x.data(), q, i, i + 1); });
     }
-    last_input = m.input;
-    const kernels::MatmulKernels k = kernels::find_matmul_kernels(g_isa, l.scheme, c.mode);
-    run_rows(pool, m, k.for_rows(c.n), args);
+    std::array<Target, kMaxGroup> targets;
+    std::size_t tiles = 0, y_offset = 0;
+    for (std::size_t m = first; m < last; ++m) {
+      const kernels::PackedLayout& l = set[m].packed.layout();
+      const kernels::MatmulKernels k = kernels::find_matmul_kernels(g_isa, l.scheme, c.mode);
+      targets[m - first] = Target{set[m].packed.view(), k.for_rows(c.n),
+                                  kernels::MatmulArgs{c.n, x.data(), &q, y.data() + y_offset, l.out, nullptr},
+                                  tiles};
+      tiles += l.tiles;
+      y_offset += c.n * l.out;
+    }
+    run_job(pool, targets.data(), last - first, tiles);
+    first = last;
   }
 }
 
 void bench_matmul(benchmark::State& state, Config c) {
   const std::vector<BenchMatrix>& set = weight_set(c.scheme, c.group, c.layers);
   ThreadPool& pool = pool_for(c.threads);
-  std::size_t max_in = 0, max_out = 0, flops = 0;
+  std::size_t max_in = 0, sum_out = 0, flops = 0;
   for (const BenchMatrix& m : set) {
     max_in = std::max(max_in, m.packed.layout().in);
-    max_out = std::max(max_out, m.packed.layout().out);
+    sum_out += m.packed.layout().out;
     flops += 2 * c.n * m.packed.layout().out * m.packed.layout().in;
   }
-  std::vector<float> x(c.n * max_in, 0.5f), y(c.n * max_out);
+  std::vector<float> x(c.n * max_in, 0.5f), y(c.n * sum_out);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
   std::vector<std::unique_ptr<kernels::ActivationBuffer>> acts;
   if (c.mode == kernels::ActivationMode::kInt8) {
