@@ -93,4 +93,26 @@ void check_activation_groups(const PackedLayout& w, std::size_t act_group_size,
   }
 }
 
+void check_matmul_args(const PackedWeights& w, const MatmulArgs& args, ActivationMode mode,
+                       std::string_view name) {
+  const PackedLayout& l = w.layout;
+  if (w.blob == nullptr) fail("tensor '{}': packed weights are missing", name);
+  if (args.n == 0 || args.y == nullptr) fail("tensor '{}': matmul needs at least one row and an output", name);
+  if (args.y_stride < l.out) {
+    fail("tensor '{}': output row stride {} is below the {} output columns", name, args.y_stride, l.out);
+  }
+  if (mode == ActivationMode::kF32) {
+    if (args.x == nullptr) fail("tensor '{}': f32 activations are missing", name);
+    return;
+  }
+  if (args.xq == nullptr) fail("tensor '{}': quantised activations are missing", name);
+  if (args.xq->in != l.in) {
+    fail("tensor '{}': activations are {} wide, the weight's input width is {}", name, args.xq->in, l.in);
+  }
+  if (args.xq->n < args.n) {
+    fail("tensor '{}': {} rows requested, {} quantised", name, args.n, args.xq->n);
+  }
+  check_activation_groups(l, args.xq->group_size, name);
+}
+
 }  // namespace kiln::kernels

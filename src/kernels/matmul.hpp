@@ -74,6 +74,12 @@ QuantizeActivationsFn find_quantize_activations(Isa isa);
 void check_activation_groups(const PackedLayout& w, std::size_t act_group_size,
                              std::string_view name);
 
+// Checks that `args` fits `w` in this mode (pointers present, widths and strides consistent,
+// activation groups compatible) and throws a kiln::Error naming `name` and the mismatch. O(1):
+// the runtime calls it when it binds a layer's buffers; the kernels themselves trust their input.
+void check_matmul_args(const PackedWeights& w, const MatmulArgs& args, ActivationMode mode,
+                       std::string_view name);
+
 // The columns summed in integers before one scale multiply: the smaller of the two effective
 // group sizes (a multiple of kActivationChunk), or the whole row when both cover it; at most
 // 16384 so no block's integer sum can overflow int32.

@@ -183,6 +183,27 @@ TEST(MatmulLookup, UnsupportedCombinationsNameWhatIsAccepted) {
   }
 }
 
+TEST(MatmulLookup, ArgumentChecksNameTheMismatch) {
+  const QuantizedMatrix m = quantize_weights(random_matrix(4, 64, 1), 4, 64, WeightScheme::kInt4Sym,
+                                             32, "w");
+  const PackedMatrix p = pack_weights(m.view(), Isa::kScalar, "w");
+  std::vector<float> x(64), y(8);
+  ActivationBuffer narrow(1, 32, 32), fine(1, 64, 32);
+  const QuantizedActivations qn = narrow.view(1), qf = fine.view(1);
+  MatmulArgs a{1, x.data(), &qf, y.data(), 4, nullptr};
+  EXPECT_NO_THROW(check_matmul_args(p.view(), a, ActivationMode::kInt8, "l.q"));
+  a.y_stride = 3;
+  EXPECT_KILN_ERROR(check_matmul_args(p.view(), a, ActivationMode::kInt8, "l.q"), "'l.q'", "stride 3");
+  a.y_stride = 4;
+  a.xq = &qn;
+  EXPECT_KILN_ERROR(check_matmul_args(p.view(), a, ActivationMode::kInt8, "l.q"), "32 wide", "64");
+  a.n = 2;
+  a.xq = &qf;
+  EXPECT_KILN_ERROR(check_matmul_args(p.view(), a, ActivationMode::kInt8, "l.q"), "2 rows");
+  a.x = nullptr;
+  EXPECT_KILN_ERROR(check_matmul_args(p.view(), a, ActivationMode::kF32, "l.q"), "f32 activations");
+}
+
 // The x86 layouts need weight groups that are multiples of 32 (or per-channel).
 TEST(MatmulLookup, X86LayoutsRejectOddGroups) {
   const QuantizedMatrix m = quantize_weights(random_matrix(4, 48, 1), 4, 48, WeightScheme::kInt8Sym,
