@@ -1,6 +1,5 @@
 // The avx2 dispatch table, built on first use, which find_matmul_kernels only reaches after
-// isa_supported(Isa::kAvx2). Activation quantisation is O(n · in) against the matmul's
-// O(n · in · out), so this level keeps the scalar reference for it.
+// isa_supported(Isa::kAvx2).
 #include "kernels/x86/avx2/matmul_avx2.hpp"
 
 namespace kiln::kernels {
@@ -10,7 +9,7 @@ const MatmulTable& avx2_matmul_table() {
     MatmulTable t;
     avx2::register_int8_kernels(t);
     avx2::register_float_kernels(t);
-    t.quantize = quantize_activations_reference;
+    t.quantize = avx2::quantize_activations;
     return t;
   }();
   return table;
