@@ -178,6 +178,30 @@ PackedMatrix::PackedMatrix(const PackedLayout& layout) : layout_(layout) {
   std::memset(blob_.get(), 0, bytes);
 }
 
+void pack_weights_into(const WeightView& w, const PackedLayout& layout, std::span<std::uint8_t> blob,
+                       std::string_view name) {
+  validate_weight_view(w, name);
+  const PackedLayout expected = packed_layout(layout.isa, w.scheme, w.out, w.in, w.group_size);
+  if (expected.total_bytes != layout.total_bytes || expected.tile_rows != layout.tile_rows ||
+      expected.k_padded != layout.k_padded || blob.size() < layout.total_bytes) {
+    fail(ErrorKind::kInternal, "tensor '{}': packed layout or blob ({} bytes) does not match the "
+         "matrix ({} bytes expected)", name, blob.size(), expected.total_bytes);
+  }
+  std::uint8_t* out = blob.data();
+  std::memset(out, 0, layout.total_bytes);  // padding rows, columns and sections are zero
+  if (layout.isa == Isa::kScalar) {
+    std::memcpy(out + layout.data_offset, w.data, layout.data_bytes);
+    if (layout.scales_bytes) std::memcpy(out + layout.scales_offset, w.scales, layout.scales_bytes);
+    if (layout.zeros_bytes) std::memcpy(out + layout.zeros_offset, w.zero_points, layout.zeros_bytes);
+  } else if (is_float_scheme(w.scheme)) {
+    pack_values(w, layout, out + layout.data_offset);
+  } else {
+    pack_codes(w, layout, out + layout.data_offset);
+    pack_params(w, layout, reinterpret_cast<std::uint16_t*>(out + layout.scales_offset),
+                layout.zeros_bytes ? out + layout.zeros_offset : nullptr);
+  }
+}
+
 PackedMatrix pack_weights(const WeightView& w, Isa isa, std::string_view name) {
   validate_weight_view(w, name);
   PackedLayout layout;
@@ -187,20 +211,7 @@ PackedMatrix pack_weights(const WeightView& w, Isa isa, std::string_view name) {
     fail(e.kind(), "tensor '{}': {}", name, e.what());
   }
   PackedMatrix packed(layout);
-  std::uint8_t* blob = packed.mutable_blob();
-  if (isa == Isa::kScalar) {
-    std::memcpy(blob + layout.data_offset, w.data, layout.data_bytes);
-    if (layout.scales_bytes) std::memcpy(blob + layout.scales_offset, w.scales, layout.scales_bytes);
-    if (layout.zeros_bytes) std::memcpy(blob + layout.zeros_offset, w.zero_points, layout.zeros_bytes);
-    return packed;
-  }
-  if (is_float_scheme(w.scheme)) {
-    pack_values(w, layout, blob + layout.data_offset);
-    return packed;
-  }
-  pack_codes(w, layout, blob + layout.data_offset);
-  pack_params(w, layout, reinterpret_cast<std::uint16_t*>(blob + layout.scales_offset),
-              layout.zeros_bytes ? blob + layout.zeros_offset : nullptr);
+  pack_weights_into(w, layout, std::span<std::uint8_t>(packed.mutable_blob(), layout.total_bytes), name);
   return packed;
 }
 

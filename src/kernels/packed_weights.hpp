@@ -20,6 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <string_view>
 
 #include "kernels/cpu_isa.hpp"
 #include "kernels/weight_format.hpp"
@@ -84,7 +86,13 @@ class PackedMatrix {
 };
 
 // Repacks a canonical matrix into the layout of `isa` (validating it first; `name` is the
-// tensor named in errors). Runs once per matrix at compile time, so it is plain scalar code.
+// tensor named in errors). Runs once per matrix at compile time, so it is plain scalar code;
+// matrices are independent, so a caller may pack several in parallel.
 PackedMatrix pack_weights(const WeightView& canonical, Isa isa, std::string_view name);
+
+// The same into caller memory of layout.total_bytes, 64-byte aligned (e.g. a mapped compile-cache
+// file, so the packed copy never sits on the heap); `layout` = packed_layout(...) for this matrix.
+void pack_weights_into(const WeightView& canonical, const PackedLayout& layout,
+                       std::span<std::uint8_t> blob, std::string_view name);
 
 }  // namespace kiln::kernels

@@ -94,6 +94,19 @@ TEST(PackedWeights, Bf16PairsAndF32ColumnsByHand) {
   }
 }
 
+// Packing into caller memory (dirty on purpose) gives the same bytes as pack_weights.
+TEST(PackedWeights, PackIntoCallerMemoryMatches) {
+  const QuantizedMatrix m = int4_pattern();
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    const PackedMatrix p = pack_weights(m.view(), isa, "w");
+    std::vector<std::uint8_t> blob(p.layout().total_bytes, 0xAB);
+    pack_weights_into(m.view(), p.layout(), blob, "w");
+    EXPECT_EQ(std::memcmp(blob.data(), p.view().blob, blob.size()), 0) << isa_name(isa);
+    std::vector<std::uint8_t> small(blob.size() - 1);
+    EXPECT_KILN_ERROR(pack_weights_into(m.view(), p.layout(), small, "w"), "'w'", "does not match");
+  }
+}
+
 TEST(PackedWeights, ScalarKeepsCanonicalBytes) {
   const QuantizedMatrix m = int4_pattern();
   const PackedMatrix p = pack_weights(m.view(), Isa::kScalar, "w");
