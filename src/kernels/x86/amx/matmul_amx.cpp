@@ -3,8 +3,9 @@
 // (n % 16) use the AVX-512 kernels. The packed avx512 layouts are already AMX "B" tiles: 16
 // consecutive int8 k-chunks (16 rows × 4 codes, 64 bytes each) are one 64-column B tile, 16 bf16
 // k-pairs one 32-column B tile; int4 is unpacked to u8 one k-step at a time.
-// NOTE: written against the Intel SDM; this development machine has no AMX, so it is untested
-// here: kernels_test skips the amx cases visibly, and runs them as they are on an AMX machine.
+// NOTE: written against the Intel SDM. The development machine has no AMX: kernels_test checks
+// these kernels on an emulation of the tile instructions (tests/kernels/amx_emulation.cpp) and
+// runs its amx cases on the real instructions only where the CPU has them.
 #include <immintrin.h>
 
 #include <cstring>
