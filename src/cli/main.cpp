@@ -22,8 +22,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION + " (" + KILN_GIT_COMMIT + ")");
   app.require_subcommand(1);
   // Subcommands (see commands.hpp):
+  kiln::cli::register_run_command(app);
+  kiln::cli::register_inspect_command(app);
   kiln::cli::register_tokenize_command(app);
   kiln::cli::register_detokenize_command(app);
+  kiln::cli::register_template_command(app);
 
   try {
     app.parse(argc, argv);

@@ -22,6 +22,13 @@ std::string random_suffix() {
   return s;
 }
 
+// ".name<tag><8 random characters>": a hidden sibling name for work in progress.
+std::string hidden_temporary_name(const std::filesystem::path& path, std::string_view tag) {
+  std::string name(1, '.');
+  name.append(path.filename().string()).append(tag).append(random_suffix());
+  return name;
+}
+
 }  // namespace
 
 std::string read_file(const std::filesystem::path& path) {
@@ -42,7 +49,7 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
 }
 
 AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
-  tmp_path_ = path_.parent_path() / ("." + path_.filename().string() + ".tmp-" + random_suffix());
+  tmp_path_ = path_.parent_path() / hidden_temporary_name(path_, ".tmp-");
   out_.open(tmp_path_, std::ios::binary | std::ios::trunc);
   if (!out_) fail(ErrorKind::kIo, "{}: cannot create: {}", tmp_path_.string(), std::strerror(errno));
 }
@@ -81,7 +88,7 @@ StagingDirectory::StagingDirectory(std::filesystem::path final_path)
   if (!std::filesystem::is_directory(parent)) {
     fail(ErrorKind::kNotFound, "{}: parent directory does not exist", parent.string());
   }
-  staging_path_ = parent / ("." + final_path_.filename().string() + ".partial-" + random_suffix());
+  staging_path_ = parent / hidden_temporary_name(final_path_, ".partial-");
   std::error_code ec;
   std::filesystem::create_directory(staging_path_, ec);
   if (ec) fail(ErrorKind::kIo, "{}: cannot create: {}", staging_path_.string(), ec.message());

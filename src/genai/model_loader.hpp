@@ -1,0 +1,32 @@
+// Opens a model directory for generation: weights (mapped), tokenizer, the forward pass over a
+// backend with its KV cache, and the model's generation defaults. Everything that runs a model
+// (kiln run, eval, bench, the pipeline) loads through here.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "ir/tensor_source.hpp"
+#include "kiln/generation_config.hpp"
+#include "kiln/tokenizer.hpp"
+#include "models/language_model.hpp"
+
+namespace kiln::genai {
+
+struct LoadOptions {
+  std::int64_t context_tokens = 4096;  // KV cache capacity for one sequence; capped by the model
+  std::int64_t max_sequences = 1;      // sequences the KV cache holds at full context
+  std::int64_t block_size = 16;        // tokens per KV block
+};
+
+struct LoadedModel {
+  std::shared_ptr<const ir::TensorSource> weights;
+  std::unique_ptr<models::LanguageModel> model;
+  Tokenizer tokenizer;
+  GenerationConfig generation_defaults;
+};
+
+// Throws kiln::Error naming the directory and the problem.
+LoadedModel load_model(const std::filesystem::path& dir, const LoadOptions& options = {});
+
+}  // namespace kiln::genai
