@@ -41,6 +41,8 @@ class Tokenizer {
   // The same from explicit files; `config` may be empty.
   static Tokenizer from_files(const std::filesystem::path& tokenizer_json,
                               const std::filesystem::path& config = {});
+  // The same from the files' contents (JSON text); `config_json` may be empty.
+  static Tokenizer from_json(std::string_view tokenizer_json, std::string_view config_json = {});
 
   std::vector<std::int32_t> encode(std::string_view text, bool add_special_tokens = true) const;
   std::vector<std::vector<std::int32_t>> encode_batch(std::span<const std::string> texts,

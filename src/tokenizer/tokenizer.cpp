@@ -60,6 +60,23 @@ Tokenizer Tokenizer::from_files(const std::filesystem::path& tokenizer_json,
   return Tokenizer(tok::load_tokenizer(tokenizer_json, config, {}));
 }
 
+Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view config_json) {
+  auto parse = [](std::string_view text, const char* name) {
+    try {
+      return Json::parse(text);
+    } catch (const Json::parse_error& e) {
+      fail("{}: invalid JSON at byte {}: {}", name, e.byte, e.what());
+    } catch (const Json::exception& e) {  // e.g. a number too large for any C++ type
+      fail("{}: invalid JSON: {}", name, e.what());
+    }
+  };
+  tok::TokenizerConfig config;
+  if (!config_json.empty()) {
+    config = tok::parse_tokenizer_config(parse(config_json, "tokenizer_config.json"), "tokenizer_config.json");
+  }
+  return Tokenizer(tok::build_tokenizer(parse(tokenizer_json, "tokenizer.json"), "tokenizer.json", std::move(config)));
+}
+
 std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
   std::string repaired;
   if (!tok::is_valid_utf8(text)) {

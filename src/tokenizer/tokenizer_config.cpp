@@ -45,44 +45,65 @@ std::string parse_chat_template(const Json& value, const std::string& origin) {
 
 }  // namespace
 
+namespace {
+
+TokenizerConfig parse_checked(Json json, const std::string& origin) {
+  TokenizerConfig config;
+  config.json = std::move(json);
+  const JsonFields fields(config.json, origin);
+  auto named = [&](const char* key) -> std::optional<std::string> {
+    if (!fields.has(key)) return std::nullopt;
+    auto token = parse_token(config.json.at(key), origin + ": " + key);
+    if (!token) return std::nullopt;
+    config.declared_tokens.push_back(*token);
+    return token->content;
+  };
+  config.bos_token = named("bos_token");
+  config.eos_token = named("eos_token");
+  config.unk_token = named("unk_token");
+  config.pad_token = named("pad_token");
+  for (const char* key : {"sep_token", "cls_token", "mask_token"}) named(key);
+  for (const char* key : {"additional_special_tokens", "extra_special_tokens"}) {
+    if (!fields.has(key) || !config.json.at(key).is_array()) continue;
+    for (const Json& value : config.json.at(key)) {
+      if (auto token = parse_token(value, origin + ": " + key)) config.declared_tokens.push_back(*token);
+    }
+  }
+  if (fields.has("added_tokens_decoder") && config.json.at("added_tokens_decoder").is_object()) {
+    for (const auto& [id, value] : config.json.at("added_tokens_decoder").items()) {
+      if (auto token = parse_token(value, origin + ": added_tokens_decoder." + id)) {
+        config.declared_tokens.push_back(*token);
+      }
+    }
+  }
+  if (fields.has("chat_template")) config.chat_template = parse_chat_template(config.json.at("chat_template"), origin);
+  config.clean_up_tokenization_spaces = fields.get_or<bool>("clean_up_tokenization_spaces", false);
+  config.add_bos_token = fields.get_optional<bool>("add_bos_token");
+  config.add_eos_token = fields.get_optional<bool>("add_eos_token");
+  return config;
+}
+
+}  // namespace
+
+TokenizerConfig parse_tokenizer_config(Json json, const std::string& origin) {
+  try {
+    return parse_checked(std::move(json), origin);
+  } catch (const Json::exception& e) {
+    fail("{}: unexpected content: {}", origin, e.what());
+  }
+}
+
 TokenizerConfig read_tokenizer_config(const std::filesystem::path& config_path,
                                       const std::filesystem::path& chat_template_path) {
   TokenizerConfig config;
   if (!config_path.empty() && std::filesystem::exists(config_path)) {
-    config.json = read_json_file(config_path);
-    const std::string origin = config_path.filename().string();
-    const JsonFields fields(config.json, origin);
-    auto named = [&](const char* key) -> std::optional<std::string> {
-      if (!fields.has(key)) return std::nullopt;
-      auto token = parse_token(config.json.at(key), origin + ": " + key);
-      if (!token) return std::nullopt;
-      config.declared_tokens.push_back(*token);
-      return token->content;
-    };
-    config.bos_token = named("bos_token");
-    config.eos_token = named("eos_token");
-    config.unk_token = named("unk_token");
-    config.pad_token = named("pad_token");
-    for (const char* key : {"sep_token", "cls_token", "mask_token"}) named(key);
-    for (const char* key : {"additional_special_tokens", "extra_special_tokens"}) {
-      if (!fields.has(key) || !config.json.at(key).is_array()) continue;
-      for (const Json& value : config.json.at(key)) {
-        if (auto token = parse_token(value, origin + ": " + key)) config.declared_tokens.push_back(*token);
-      }
+    Json json;
+    try {
+      json = read_json_file(config_path);
+    } catch (const Json::exception& e) {  // read_json_file reports syntax errors; this is the rest
+      fail("{}: invalid JSON: {}", config_path.string(), e.what());
     }
-    if (fields.has("added_tokens_decoder") && config.json.at("added_tokens_decoder").is_object()) {
-      for (const auto& [id, value] : config.json.at("added_tokens_decoder").items()) {
-        if (auto token = parse_token(value, origin + ": added_tokens_decoder." + id)) {
-          config.declared_tokens.push_back(*token);
-        }
-      }
-    }
-    if (fields.has("chat_template")) {
-      config.chat_template = parse_chat_template(config.json.at("chat_template"), origin);
-    }
-    config.clean_up_tokenization_spaces = fields.get_or<bool>("clean_up_tokenization_spaces", false);
-    config.add_bos_token = fields.get_optional<bool>("add_bos_token");
-    config.add_eos_token = fields.get_optional<bool>("add_eos_token");
+    config = parse_tokenizer_config(std::move(json), config_path.filename().string());
   }
   if (!chat_template_path.empty() && std::filesystem::exists(chat_template_path)) {
     config.chat_template = read_file(chat_template_path);

@@ -23,6 +23,9 @@ struct TokenizerConfig {
   std::vector<AddedToken> declared_tokens;
 };
 
+// Parses the content of a tokenizer_config.json; `origin` names it in errors.
+TokenizerConfig parse_tokenizer_config(Json json, const std::string& origin);
+
 // Reads `config_path` when it exists. A chat_template.jinja file, when given and present,
 // replaces the template in the config (newer transformers saves the template there).
 TokenizerConfig read_tokenizer_config(const std::filesystem::path& config_path,

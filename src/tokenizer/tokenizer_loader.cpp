@@ -72,7 +72,8 @@ void add_declared_tokens(TokenizerImpl& impl) {
 
 // transformers rebuilds the post-processor from add_bos_token / add_eos_token when the config
 // sets either of them (a missing one counts as false).
-void apply_bos_eos_override(TokenizerImpl& impl, const std::string& config_origin) {
+void apply_bos_eos_override(TokenizerImpl& impl) {
+  const std::string config_origin = "tokenizer_config.json";
   const TokenizerConfig& config = impl.config;
   if (!config.add_bos_token && !config.add_eos_token) return;
   auto id_of = [&](const std::optional<std::string>& token, bool wanted) -> std::optional<std::int32_t> {
@@ -97,14 +98,12 @@ std::int32_t count_vocabulary(const TokenizerImpl& impl) {
 
 }  // namespace
 
-std::shared_ptr<const TokenizerImpl> load_tokenizer(const std::filesystem::path& tokenizer_json,
-                                                    const std::filesystem::path& config_path,
-                                                    const std::filesystem::path& chat_template) {
-  const Json root = read_json_file(tokenizer_json);
-  const std::string file = tokenizer_json.filename().string();
+namespace {
+
+std::shared_ptr<const TokenizerImpl> build_checked(const Json& root, const std::string& file,
+                                                   TokenizerConfig config) {
   if (!root.is_object()) fail("{}: expected a JSON object", file);
   auto impl = std::make_shared<TokenizerImpl>();
-
   impl->model = make_model(optional_component(root, "model"), file + ": model");
   if (const Json& spec = optional_component(root, "normalizer"); !spec.is_null()) {
     impl->normalizer = make_normalizer(spec, file + ": normalizer");
@@ -135,13 +134,37 @@ std::shared_ptr<const TokenizerImpl> load_tokenizer(const std::filesystem::path&
     spdlog::debug("{}: truncation / padding settings are ignored (transformers disables them too "
                   "unless asked per call)", file);
   }
-
-  impl->config = read_tokenizer_config(config_path, chat_template);
+  impl->config = std::move(config);
   add_declared_tokens(*impl);
-  apply_bos_eos_override(*impl, config_path.filename().string());
+  apply_bos_eos_override(*impl);
   impl->vocab_size = count_vocabulary(*impl);
   impl->fingerprint = compute_fingerprint(root);
   return impl;
+}
+
+}  // namespace
+
+std::shared_ptr<const TokenizerImpl> build_tokenizer(const Json& root, const std::string& file,
+                                                     TokenizerConfig config) {
+  try {
+    return build_checked(root, file, std::move(config));
+  } catch (const Json::exception& e) {
+    // A field of an unexpected shape that no check above names more precisely.
+    fail("{}: unexpected content: {}", file, e.what());
+  }
+}
+
+std::shared_ptr<const TokenizerImpl> load_tokenizer(const std::filesystem::path& tokenizer_json,
+                                                    const std::filesystem::path& config_path,
+                                                    const std::filesystem::path& chat_template) {
+  Json root;
+  try {
+    root = read_json_file(tokenizer_json);
+  } catch (const Json::exception& e) {  // read_json_file reports syntax errors; this is the rest
+    fail("{}: invalid JSON: {}", tokenizer_json.string(), e.what());
+  }
+  return build_tokenizer(root, tokenizer_json.filename().string(),
+                         read_tokenizer_config(config_path, chat_template));
 }
 
 }  // namespace kiln::tok
