@@ -241,9 +241,72 @@ void matmul_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_beg
 
 }  // namespace
 
+// bf16 weights, many rows: activations are rounded to bf16 once per block of kBf16Rows rows ×
+// kBf16Columns columns and that block meets every tile (the tile's slice, 1 KB, is reused from
+// L1 by each group of 4 rows). Weight pairs are widened in registers; even and odd columns feed
+// separate accumulators, so 4 rows make 8 FMA chains.
+constexpr std::size_t kBf16Rows = 32, kBf16Columns = 64;
+
+template <int kRows>
+void bf16_rows(const std::uint8_t* pairs_of_tile, std::size_t pairs, const float (*x)[kBf16Columns],
+               float* y, std::size_t y_stride, __m256 init, bool first, __m256i mask) {
+  const __m256i high = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+  __m256 even[kRows], odd[kRows];
+  for (int j = 0; j < kRows; ++j) {
+    even[j] = first ? init : load_rows(y + j * y_stride, mask);
+    odd[j] = _mm256_setzero_ps();
+  }
+  for (std::size_t p = 0; p < pairs; ++p) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pairs_of_tile + p * 32));
+    const __m256 w_even = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+    const __m256 w_odd = _mm256_castsi256_ps(_mm256_and_si256(v, high));
+#pragma GCC unroll 4
+    for (int j = 0; j < kRows; ++j) {
+      even[j] = _mm256_fmadd_ps(w_even, _mm256_set1_ps(x[j][2 * p]), even[j]);
+      odd[j] = _mm256_fmadd_ps(w_odd, _mm256_set1_ps(x[j][2 * p + 1]), odd[j]);
+    }
+  }
+  for (int j = 0; j < kRows; ++j) _mm256_maskstore_ps(y + j * y_stride, mask, _mm256_add_ps(even[j], odd[j]));
+}
+
+void gemm_bf16(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
+               std::size_t row_end) {
+  const std::size_t in = w.layout.in;
+  alignas(32) float x[kBf16Rows][kBf16Columns];  // [rows, columns]: bf16-rounded, zero-padded
+  for (std::size_t i0 = 0; i0 < a.n; i0 += kBf16Rows) {
+    const std::size_t rows = std::min(kBf16Rows, a.n - i0);
+    for (std::size_t k0 = 0; k0 < in; k0 += kBf16Columns) {
+      const std::size_t count = std::min(kBf16Columns, in - k0);
+      for (std::size_t j = 0; j < rows; ++j) {
+        round_to_bf16(a.x + (i0 + j) * in + k0, count, x[j]);
+        for (std::size_t k = count; k < kBf16Columns; ++k) x[j][k] = 0.0f;
+      }
+      const std::size_t pairs = (count + 1) / 2;
+      for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end; ++t) {
+        const __m256i mask = row_mask(t, row_begin, row_end);
+        const std::uint8_t* tile = w.data() + (t * w.layout.k_padded + k0) * 16;  // 32 B per pair
+        const __m256 init = a.bias ? load_rows(a.bias + t * kTileRows, mask) : _mm256_setzero_ps();
+        float* y = a.y + i0 * a.y_stride + t * kTileRows;
+        std::size_t j = 0;
+        for (; j + 4 <= rows; j += 4) bf16_rows<4>(tile, pairs, x + j, y + j * a.y_stride, a.y_stride, init, k0 == 0, mask);
+        switch (rows - j) {
+          case 3: bf16_rows<3>(tile, pairs, x + j, y + j * a.y_stride, a.y_stride, init, k0 == 0, mask); break;
+          case 2: bf16_rows<2>(tile, pairs, x + j, y + j * a.y_stride, a.y_stride, init, k0 == 0, mask); break;
+          case 1: bf16_rows<1>(tile, pairs, x + j, y + j * a.y_stride, a.y_stride, init, k0 == 0, mask); break;
+          default: break;
+        }
+      }
+    }
+  }
+}
+
 template <WeightScheme S>
 void set_kernels(MatmulTable& table) {
-  table.f32[scheme_index(S)] = {gemv_f32<S>, matmul_f32<S>};
+  if constexpr (S == WeightScheme::kBf16) {
+    table.f32[scheme_index(S)] = {gemv_f32<S>, gemm_bf16};
+  } else {
+    table.f32[scheme_index(S)] = {gemv_f32<S>, matmul_f32<S>};
+  }
 }
 
 void register_float_kernels(MatmulTable& table) {
