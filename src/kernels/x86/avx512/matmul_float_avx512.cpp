@@ -129,7 +129,7 @@ void gemv_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin
 
 // y rows i0 .. i0 + kRows, tile t: acc += Σ_k cols[k] * x[i, k] over k in [k0, k_end).
 // With few rows, kSplit accumulators per row interleave k so the FMA latency (4 cycles) is not
-// paid once per column: decode has a single row.
+// paid once per column (the last pass of an n that is not a multiple of kRowsPerPass).
 template <int kRows>
 void fma_rows(const float* cols, const MatmulArgs& a, std::size_t i0, std::size_t t,
               std::size_t k0, std::size_t k_end, bool first, __mmask16 mask, std::size_t in) {
