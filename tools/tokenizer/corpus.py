@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The varied corpus the extended tokenizer goldens are computed on (deterministic, seeded).
 
-Categories: a line of words for every Unicode block with letters (every script, as of Unicode
-13, the oldest table kiln's libraries use), emoji ZWJ / skin-tone / flag / keycap / tag
+Categories: a line of words for every Unicode block with letters (every script utf8proc's
+tables know), emoji ZWJ / skin-tone / flag / keycap / tag
 sequences, NFD and NFKC-sensitive text, whitespace runs of every kind, code, numbers in many
 scripts, contractions (with the case-folding traps ſ and K), special-token strings inside text,
 long runs, Latin-1 noise and random mixtures of all of these.
@@ -17,8 +17,8 @@ import json
 import random
 import unicodedata
 
-# Only code points assigned by Unicode 13, the table of utf8proc 2.6 (PCRE2 10.42 has 14, the
-# Rust crate 16): newer ones may classify differently in kiln, which its docs say.
+# Only code points utf8proc (kiln's Unicode tables) knows; code points assigned later are
+# unknown to kiln and may classify differently from HF's newest tables (docs/TOKENIZER.md).
 _UTF8PROC = ctypes.CDLL(ctypes.util.find_library("utf8proc") or "libutf8proc.so.2")
 _UTF8PROC.utf8proc_category.argtypes = [ctypes.c_int32]
 
