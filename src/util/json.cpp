@@ -13,6 +13,15 @@ Json read_json_file(const std::filesystem::path& path) {
   }
 }
 
+nlohmann::ordered_json read_ordered_json_file(const std::filesystem::path& path) {
+  const std::string text = read_file(path);
+  try {
+    return nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::ordered_json::parse_error& e) {
+    fail("{}: invalid JSON at byte {}: {}", path.string(), e.byte, e.what());
+  }
+}
+
 JsonFields::JsonFields(const Json& object, std::string origin)
     : object_(object), origin_(std::move(origin)) {
   if (!object_.is_object()) fail("{}: expected a JSON object, got {}", origin_, object_.type_name());

@@ -18,6 +18,10 @@ using Json = nlohmann::json;
 // Parses a JSON file; a syntax error names the file and the byte offset.
 Json read_json_file(const std::filesystem::path& path);
 
+// The same, keeping object keys in document order as Python's json.load does: for data a
+// template prints back, such as chat messages and tool schemas.
+nlohmann::ordered_json read_ordered_json_file(const std::filesystem::path& path);
+
 // A JSON object together with where it came from, for error messages: "config.json: field
 // 'hidden_size' must be an integer, got string".
 class JsonFields {

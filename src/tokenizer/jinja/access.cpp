@@ -81,12 +81,12 @@ std::vector<size_t> slice_indices(size_t length, const Value& start_v, const Val
   };
   const int64_t start = adjust(start_v, true);
   const int64_t stop = adjust(stop_v, false);
+  // CPython's PySlice_AdjustIndices length, in 128 bits so huge steps cannot overflow.
+  const __int128 span = step > 0 ? static_cast<__int128>(stop) - start : static_cast<__int128>(start) - stop;
+  const __int128 stride = step > 0 ? static_cast<__int128>(step) : -static_cast<__int128>(step);
+  const __int128 count = span > 0 ? (span - 1) / stride + 1 : 0;
   std::vector<size_t> out;
-  if (step > 0) {
-    for (int64_t i = start; i < stop; i += step) out.push_back(static_cast<size_t>(i));
-  } else {
-    for (int64_t i = start; i > stop; i += step) out.push_back(static_cast<size_t>(i));
-  }
+  for (__int128 k = 0; k < count; ++k) out.push_back(static_cast<size_t>(start + k * step));
   return out;
 }
 

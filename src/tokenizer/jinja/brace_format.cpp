@@ -155,6 +155,10 @@ std::string format_int(int64_t v, const Spec& spec) {
       break;
     }
     case 'c': {
+      if (v < 0 || v > 0x10FFFF) raise(ErrorType::kOverflowError, "%c arg not in range(0x110000)");
+      if (v >= 0xD800 && v <= 0xDFFF) {
+        raise(ErrorType::kValueError, "%c of a surrogate code point is not valid UTF-8 text");
+      }
       std::string out;
       unicode::append_utf8(out, static_cast<char32_t>(v));
       return apply_padding(out, spec, '<', 0);

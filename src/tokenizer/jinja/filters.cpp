@@ -342,6 +342,7 @@ double python_round(double x, int64_t digits) {
     std::from_chars(buf, buf + std::strlen(buf), out);
     return out;
   }
+  if (digits < -400) return 0.0 * x;  // every finite double rounds to (signed) zero
   const double scale = std::pow(10.0, static_cast<double>(-digits));
   return std::nearbyint(x / scale) * scale;
 }

@@ -3,6 +3,7 @@
 // Widths and precisions count code points, as Python's do.
 #include "tokenizer/jinja/string_format.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <optional>
 
@@ -94,7 +95,13 @@ std::string percent_integer(const PercentSpec& spec, const Value& v) {
   if (v.is_integral()) {
     n = v.as_int();
   } else if (v.is_float() && decimal) {
-    n = static_cast<int64_t>(v.as_float());
+    const double d = std::trunc(v.as_float());
+    if (std::isnan(d)) raise(ErrorType::kValueError, "cannot convert float NaN to integer");
+    if (std::isinf(d)) raise(ErrorType::kOverflowError, "cannot convert float infinity to integer");
+    if (d < -9.2e18 || d > 9.2e18) {
+      raise(ErrorType::kLimitError, "integer {} does not fit kiln's 64-bit integers", d);
+    }
+    n = static_cast<int64_t>(d);
   } else {
     raise(ErrorType::kTypeError, "%{} format: {} is required, not {}", t,
           decimal ? "a real number" : "an integer", type_name(v));
@@ -129,6 +136,9 @@ std::string percent_one(const PercentSpec& spec, const Value& v) {
       if (v.is_integral()) {
         if (v.as_int() < 0 || v.as_int() > 0x10FFFF) {
           raise(ErrorType::kOverflowError, "%c arg not in range(0x110000)");
+        }
+        if (v.as_int() >= 0xD800 && v.as_int() <= 0xDFFF) {
+          raise(ErrorType::kValueError, "%c of a surrogate code point is not valid UTF-8 text");
         }
         unicode::append_utf8(s, static_cast<char32_t>(v.as_int()));
       } else if (v.is_string() && unicode::length(v.as_string()) == 1) {
@@ -182,6 +192,10 @@ std::string percent_format(Interpreter& interp, std::string_view format, const V
       ++i;
       const Value& v = take();
       if (!v.is_integral()) raise(ErrorType::kTypeError, "* wants int");
+      if (v.as_int() > 1'000'000 || v.as_int() < -1'000'000) {
+        raise(ErrorType::kLimitError, "format width or precision {} exceeds kiln's limit of 1000000",
+              v.as_int());
+      }
       return static_cast<int>(v.as_int());
     }
     int n = 0;

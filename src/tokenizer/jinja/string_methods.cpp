@@ -106,7 +106,9 @@ Value m_splitlines(Interpreter&, const Value& s, CallArgs& args) {
 Value affix_method(const Value& s, CallArgs& args, const char* name, bool at_start) {
   BoundArgs a(name, args, {"prefix", "start", "end"}, 1);
   const std::u32string text = decode(s.as_string());
-  const auto [start, end] = clamp_range(a, 1, 2, text.size());
+  const auto range = clamp_range(a, 1, 2, text.size());
+  const size_t start = range.first;
+  const size_t end = range.second;
   const std::u32string window = start <= end ? text.substr(start, end - start) : std::u32string();
   auto matches = [&](const Value& affix) {
     if (!affix.is_string()) {
@@ -371,6 +373,7 @@ Value m_expandtabs(Interpreter& interp, const Value& s, CallArgs& args) {
     if (c == '\t') {
       if (tabsize > 0) {
         const size_t n = static_cast<size_t>(tabsize) - column % static_cast<size_t>(tabsize);
+        interp.check_size(out.size() + n);
         out.append(n, U' ');
         column += n;
       }
