@@ -57,7 +57,9 @@ const std::vector<BenchMatrix>& weight_set(WeightScheme scheme, std::size_t grou
   static std::map<SetKey, std::vector<BenchMatrix>> sets;
   auto& set = sets[{scheme, group, layers}];
   if (set.empty()) {
-    set = layers == 0 ? make_head(g_isa, scheme, group) : make_layer_set(g_isa, scheme, group, layers);
+    set = layers == 0   ? make_head(g_isa, scheme, group)
+          : layers < 0  ? make_cached(g_isa, scheme, group)
+                        : make_layer_set(g_isa, scheme, group, layers);
   }
   return set;
 }
@@ -93,7 +95,7 @@ struct Config {
   std::size_t group;
   kernels::ActivationMode mode;
   std::size_t act_group;  // kInt8 only
-  int layers;             // 0 = output head
+  int layers;             // 0 = output head, -1 = one cache-resident matrix
   std::size_t n;          // activation rows
   std::size_t threads;
 };
@@ -155,7 +157,7 @@ void bench_matmul(benchmark::State& state, Config c) {
   run_pass(c, set, x, y, acts, quantize, pool);  // warm-up
   // The roofline is the streaming bandwidth measured around this benchmark, with its threads:
   // on a shared machine the bandwidth available drifts between benchmarks.
-  const bool decode = c.n == 1;  // prefill is compute-bound: no roofline
+  const bool decode = c.n == 1 && c.layers >= 0;  // roofline: DRAM-sized decode sets only
   const double bandwidth_before = decode ? stream_bandwidth(c.threads) : 0.0;
   double seconds = 0.0;
   for (auto _ : state) {
@@ -181,7 +183,7 @@ std::string config_name(const char* kind, const Config& c) {
   std::string name = std::string(kind) + "/" + std::string(weight_scheme_name(c.scheme));
   if (!is_float_scheme(c.scheme)) name += c.group == 0 ? "_channel" : "_g" + std::to_string(c.group);
   name += c.mode == kernels::ActivationMode::kInt8 ? "/x_int8_g" + std::to_string(c.act_group) : "/x_f32";
-  name += c.layers == 0 ? "/head" : "/layers" + std::to_string(c.layers);
+  name += c.layers == 0 ? "/head" : c.layers < 0 ? "/cached" : "/layers" + std::to_string(c.layers);
   name += "/n" + std::to_string(c.n) + "/threads:" + std::to_string(c.threads);
   return name;
 }
@@ -209,6 +211,13 @@ void register_all() {
   };
   const Weights decode_sets[] = {{WeightScheme::kInt4Sym, 128}, {WeightScheme::kInt8Sym, 0}};
   for (const Weights& w : decode_sets) {
+    // Kernel throughput on a cache-resident matrix, one thread: the headroom over DRAM.
+    for (std::size_t act_group : {std::size_t{32}, std::size_t{128}}) {
+      const Config c{w.scheme, w.group, ActivationMode::kInt8, act_group, -1, 1, 1};
+      benchmark::RegisterBenchmark(config_name("gemv", c).c_str(), bench_matmul, c)->UseRealTime();
+    }
+    const Config cf{w.scheme, w.group, ActivationMode::kF32, 0, -1, 1, 1};
+    benchmark::RegisterBenchmark(config_name("gemv", cf).c_str(), bench_matmul, cf)->UseRealTime();
     for (int layers : {4, 0}) {
       for (std::size_t threads : {1, 2}) {
         for (std::size_t act_group : {std::size_t{32}, std::size_t{128}}) {

@@ -54,6 +54,12 @@ std::vector<BenchMatrix> make_head(Isa isa, WeightScheme scheme, std::size_t gro
   return set;
 }
 
+std::vector<BenchMatrix> make_cached(Isa isa, WeightScheme scheme, std::size_t group_size) {
+  std::vector<BenchMatrix> set;
+  set.push_back({"q", 0, random_packed(isa, scheme, kHidden, kHidden, group_size, 7)});
+  return set;
+}
+
 std::size_t packed_bytes(const std::vector<BenchMatrix>& set) {
   std::size_t bytes = 0;
   for (const BenchMatrix& m : set) {

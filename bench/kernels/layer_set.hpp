@@ -22,6 +22,9 @@ struct BenchMatrix {
 std::vector<BenchMatrix> make_layer_set(Isa isa, WeightScheme scheme, std::size_t group_size,
                                         std::size_t layers);
 std::vector<BenchMatrix> make_head(Isa isa, WeightScheme scheme, std::size_t group_size);
+// One [2048, 2048] matrix (the q projection): small enough to stay in L2 / L3, so a GEMV over it
+// measures the kernel's own throughput, the headroom it has over the DRAM roofline.
+std::vector<BenchMatrix> make_cached(Isa isa, WeightScheme scheme, std::size_t group_size);
 
 // Bytes a pass over the set reads: packed codes, scales and zero points.
 std::size_t packed_bytes(const std::vector<BenchMatrix>& set);
