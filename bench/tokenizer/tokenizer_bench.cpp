@@ -1,6 +1,6 @@
 // Google Benchmark microbenchmarks of the tokenizer on committed fixtures: encode and decode of
-// the extended golden corpus (every script, code, emoji, whitespace runs) and streaming decode.
-// bytes_per_second is the corpus size in UTF-8 bytes.
+// the extended golden corpus (every script, code, emoji, whitespace runs), streaming decode, and
+// long runs of one character. bytes_per_second counts input UTF-8 bytes.
 #include <benchmark/benchmark.h>
 #include <zlib.h>
 
@@ -84,6 +84,23 @@ void BM_StreamingDecodeCorpus(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * corpus_bytes()));
 }
 BENCHMARK(BM_StreamingDecodeCorpus)->Unit(benchmark::kMillisecond);
+
+// Long runs (1 MB of spaces, one 1 MB word, newlines, digits): one pre-token of a megabyte goes
+// through the merge heap, so time grows as n log n, never n^2.
+void BM_LongRun(benchmark::State& state) {
+  const auto& tokenizer = mistral();
+  const std::size_t n = static_cast<std::size_t>(state.range(1));
+  std::string text;
+  switch (state.range(0)) {
+    case 0: text.assign(n, ' '); break;
+    case 1: text.assign(n, 'x'); break;
+    case 2: text.assign(n, '\n'); break;
+    default: text.assign(n, '7'); break;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(tokenizer.encode(text));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * n));
+}
+BENCHMARK(BM_LongRun)->ArgsProduct({{0, 1, 2, 3}, {1 << 16, 1 << 20}})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -44,6 +44,9 @@ BpeModel::BpeModel(const Json& spec, const std::string& origin) : cache_id_(next
   }
   load_vocab(spec.at("vocab"), origin + ".vocab");
   load_merges(spec.at("merges"), origin + ".merges");
+  for (int b = 0; b < 256; ++b) {
+    fallback_ids_[static_cast<std::size_t>(b)] = lookup(token_to_id_, fmt::format("<0x{:02X}>", b)).value_or(-1);
+  }
 }
 
 void BpeModel::load_vocab(const Json& vocab, const std::string& origin) {
@@ -60,12 +63,9 @@ void BpeModel::load_vocab(const Json& vocab, const std::string& origin) {
     token_to_id_[token] = id;
     max_id = std::max(max_id, id);
   }
-  id_to_token_.assign(static_cast<std::size_t>(max_id + 1), std::string());
-  has_id_.assign(static_cast<std::size_t>(max_id + 1), false);
-  for (const auto& [token, id] : token_to_id_) {
-    id_to_token_[static_cast<std::size_t>(id)] = token;
-    has_id_[static_cast<std::size_t>(id)] = true;
-  }
+  // Map keys stay where they are when the map rehashes, so pointers to them are stable.
+  id_to_token_.assign(static_cast<std::size_t>(max_id + 1), nullptr);
+  for (const auto& [token, id] : token_to_id_) id_to_token_[static_cast<std::size_t>(id)] = &token;
 }
 
 void BpeModel::load_merges(const Json& merges, const std::string& origin) {
@@ -128,13 +128,13 @@ std::optional<std::int32_t> BpeModel::token_to_id(std::string_view token) const 
 }
 
 const std::string* BpeModel::id_to_token(std::int32_t id) const {
-  if (id < 0 || static_cast<std::size_t>(id) >= id_to_token_.size() || !has_id_[static_cast<std::size_t>(id)]) {
-    return nullptr;
-  }
-  return &id_to_token_[static_cast<std::size_t>(id)];
+  if (id < 0 || static_cast<std::size_t>(id) >= id_to_token_.size()) return nullptr;
+  return id_to_token_[static_cast<std::size_t>(id)];
 }
 
-void BpeModel::tokenize(std::string_view piece, std::vector<std::int32_t>& ids) const {
+WordCache& BpeModel::thread_cache() const { return WordCache::for_thread(cache_id_); }
+
+void BpeModel::tokenize(std::string_view piece, std::vector<std::int32_t>& ids, WordCache& cache) const {
   if (piece.empty()) return;
   if (ignore_merges_) {
     if (const auto id = lookup(raw_bytes_ ? raw_token_to_id_ : token_to_id_, piece)) {
@@ -142,7 +142,6 @@ void BpeModel::tokenize(std::string_view piece, std::vector<std::int32_t>& ids) 
       return;
     }
   }
-  WordCache& cache = WordCache::for_thread(cache_id_);
   if (const auto* hit = cache.find(piece)) {
     ids.insert(ids.end(), hit->begin(), hit->end());
     return;
@@ -205,15 +204,12 @@ void BpeModel::initial_symbols(std::string_view word, std::vector<Symbol>& symbo
     }
     if (byte_fallback_) {
       // All bytes of `key` (prefix and suffix included) must have a <0xXX> token.
-      std::vector<std::int32_t> byte_tokens;
-      for (const char b : key) {
-        const auto id = lookup(token_to_id_, fmt::format("<0x{:02X}>", static_cast<std::uint8_t>(b)));
-        if (!id) break;
-        byte_tokens.push_back(*id);
-      }
-      if (byte_tokens.size() == key.size()) {
+      const bool all_bytes_known = std::all_of(key.begin(), key.end(), [&](char b) {
+        return fallback_ids_[static_cast<std::uint8_t>(b)] >= 0;
+      });
+      if (all_bytes_known) {
         // NOTE: HF adds these before a pending unk is flushed; kept for identical ids.
-        for (const std::int32_t id : byte_tokens) add(id, 1);
+        for (const char b : key) add(fallback_ids_[static_cast<std::uint8_t>(b)], 1);
         continue;
       }
     }

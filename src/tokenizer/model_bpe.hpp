@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tokenizer/merge_table.hpp"
+#include "tokenizer/word_cache.hpp"
 #include "util/json.hpp"
 
 namespace kiln::tok {
@@ -21,23 +22,24 @@ class BpeModel {
  public:
   // `spec` is tokenizer.json's "model" object (type BPE); errors name `origin`.
   BpeModel(const Json& spec, const std::string& origin);
+  BpeModel(const BpeModel&) = delete;  // id_to_token_ points into token_to_id_
+  BpeModel& operator=(const BpeModel&) = delete;
 
   // Switches the model to read pieces as raw bytes instead of byte-level alphabet strings (the
   // ByteLevel pre-tokenizer then skips its mapping). Only possible when every one of the 256
   // byte-level characters is in the vocabulary and there is no prefix or suffix.
   bool enable_raw_byte_input();
 
+  // The calling thread's cache of this model's words (look it up once per text, not per piece).
+  WordCache& thread_cache() const;
   // Appends the ids of one pre-token.
-  void tokenize(std::string_view piece, std::vector<std::int32_t>& ids) const;
+  void tokenize(std::string_view piece, std::vector<std::int32_t>& ids, WordCache& cache) const;
 
   std::optional<std::int32_t> token_to_id(std::string_view token) const;
   // The vocabulary string of `id`, or nullptr when no entry has that id.
   const std::string* id_to_token(std::int32_t id) const;
   // Number of vocabulary entries (HF get_vocab_size without added tokens).
   std::int32_t size() const { return static_cast<std::int32_t>(token_to_id_.size()); }
-
-  // For the fingerprint: the vocabulary by id and the merges by rank, as loaded.
-  const std::vector<std::string>& tokens_by_id() const { return id_to_token_; }
 
  private:
   struct Hash {
@@ -64,8 +66,7 @@ class BpeModel {
   void tokenize_uncached(std::string_view piece, std::vector<std::int32_t>& ids) const;
 
   Vocab token_to_id_;
-  std::vector<std::string> id_to_token_;  // [max id + 1], "" where no entry
-  std::vector<bool> has_id_;
+  std::vector<const std::string*> id_to_token_;  // [max id + 1] keys of token_to_id_, null if none
   MergeTable merges_;
   std::optional<std::string> unk_token_;
   std::optional<std::string> continuing_subword_prefix_;
@@ -74,6 +75,7 @@ class BpeModel {
   bool byte_fallback_ = false;
   bool ignore_merges_ = false;
 
+  std::array<std::int32_t, 256> fallback_ids_{};  // id of "<0xXX>" per byte, -1 when missing
   bool raw_bytes_ = false;
   Vocab raw_token_to_id_;  // byte strings of the entries written in the byte-level alphabet
   std::array<std::int32_t, 256> byte_ids_{};

@@ -12,6 +12,7 @@ namespace kiln {
 namespace tok {
 
 void TokenizerImpl::encode_text(std::string_view text, std::vector<std::int32_t>& ids) const {
+  WordCache& cache = model->thread_cache();
   added.split(text, /*normalized_tokens=*/false, [&](AddedVocabulary::Split split) {
     if (split.token_id >= 0) return ids.push_back(split.token_id);
     std::string_view segment = text.substr(split.begin, split.end - split.begin);
@@ -26,9 +27,9 @@ void TokenizerImpl::encode_text(std::string_view text, std::vector<std::int32_t>
       if (inner.token_id >= 0) return ids.push_back(inner.token_id);
       const std::string_view piece = segment.substr(inner.begin, inner.end - inner.begin);
       const bool at_start = segment_at_start && inner.begin == 0;
-      if (!pre_tokenizer) return model->tokenize(piece, ids);
+      if (!pre_tokenizer) return model->tokenize(piece, ids, cache);
       pre_tokenizer->pre_tokenize(piece, at_start,
-                                  [&](std::string_view word, bool) { model->tokenize(word, ids); });
+                                  [&](std::string_view word, bool) { model->tokenize(word, ids, cache); });
     });
   });
 }
