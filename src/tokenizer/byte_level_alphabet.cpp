@@ -15,9 +15,9 @@ ByteLevelAlphabet::ByteLevelAlphabet() {
   char32_t next_extra = 0x100;
   for (int b = 0; b < 256; ++b) {
     const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-    chars_[b] = printable ? static_cast<char32_t>(b) : next_extra++;
-    append_utf8(utf8_[b], chars_[b]);
-    byte_of_char_[chars_[b]] = static_cast<std::int16_t>(b);
+    const char32_t c = printable ? static_cast<char32_t>(b) : next_extra++;
+    append_utf8(utf8_[b], c);
+    byte_of_char_[c] = static_cast<std::int16_t>(b);
   }
 }
 

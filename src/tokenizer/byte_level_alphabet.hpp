@@ -15,8 +15,7 @@ class ByteLevelAlphabet {
  public:
   static const ByteLevelAlphabet& get();
 
-  char32_t char_of(std::uint8_t byte) const { return chars_[byte]; }
-  // UTF-8 encoding of char_of(byte).
+  // UTF-8 encoding of the character that stands for `byte`.
   std::string_view utf8_of(std::uint8_t byte) const { return utf8_[byte]; }
   // The byte a code point stands for, or nullopt if it is not in the alphabet.
   std::optional<std::uint8_t> byte_of(char32_t c) const;
@@ -28,7 +27,6 @@ class ByteLevelAlphabet {
 
  private:
   ByteLevelAlphabet();
-  std::array<char32_t, 256> chars_{};
   std::array<std::string, 256> utf8_{};
   std::array<std::int16_t, 0x144> byte_of_char_{};  // -1 where the code point is not used
 };

@@ -200,7 +200,9 @@ class WordPieceStage final : public DecodeStage {
     if (first_ || token.starts_with(prefix_)) {
       out = first_ ? std::string(token) : std::string(token.substr(prefix_.size()));
     } else {
-      out = " " + std::string(token);
+      out.reserve(token.size() + 1);
+      out += ' ';
+      out += token;
     }
     first_ = false;
     next_->on_token(cleanup_ ? wordpiece_cleanup(std::move(out)) : out);

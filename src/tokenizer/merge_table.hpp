@@ -34,8 +34,6 @@ class MergeTable {
     }
   }
 
-  std::size_t size() const { return size_; }
-
  private:
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};  // ids are < 2^31, never all ones
 

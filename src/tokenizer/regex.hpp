@@ -41,8 +41,6 @@ class Regex {
   void for_each_match(std::string_view text,
                       FunctionRef<void(std::size_t, std::size_t)> on_match) const;
 
-  const std::string& pattern() const { return pattern_; }
-
  private:
   struct Code;
   static Regex compile(std::string_view pattern, std::string pcre2_pattern, std::string_view origin);

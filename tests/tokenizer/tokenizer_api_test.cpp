@@ -53,6 +53,14 @@ TEST(TokenizerApi, FromJsonEncodesWithMergesAndAddedTokens) {
   EXPECT_KILN_ERROR(tokenizer.id_to_token(259), "259", "not in the vocabulary");
 }
 
+TEST(TokenizerApi, EncodeBatchEqualsOneByOne) {
+  const Tokenizer tokenizer = Tokenizer::from_json(tiny_tokenizer_json());
+  const std::vector<std::string> texts{"abc", "", "ab<|end|> c", "\xFF" "ab"};
+  const auto batch = tokenizer.encode_batch(texts, false);
+  ASSERT_EQ(batch.size(), texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(batch[i], tokenizer.encode(texts[i], false)) << i;
+}
+
 TEST(TokenizerApi, ConfigGivesNamedTokensTemplateAndBosOverride) {
   const std::string config = R"({"bos_token": {"content": "ab", "lstrip": false}, "eos_token": "<|end|>",
       "chat_template": [{"name": "tool_use", "template": "T"}, {"name": "default", "template": "D"}],
