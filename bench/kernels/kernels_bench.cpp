@@ -233,9 +233,11 @@ void register_all() {
                                   {WeightScheme::kBf16, 0}};
   for (const Weights& w : prefill_sets) {
     for (std::size_t n : {26, 512}) {
-      const ActivationMode mode = is_float_scheme(w.scheme) ? ActivationMode::kF32 : ActivationMode::kInt8;
-      const Config c{w.scheme, w.group, mode, 128, 1, n, 2};
-      benchmark::RegisterBenchmark(config_name("gemm", c).c_str(), bench_matmul, c)->UseRealTime();
+      for (std::size_t threads : {1, 2}) {
+        const ActivationMode mode = is_float_scheme(w.scheme) ? ActivationMode::kF32 : ActivationMode::kInt8;
+        const Config c{w.scheme, w.group, mode, 128, 1, n, threads};
+        benchmark::RegisterBenchmark(config_name("gemm", c).c_str(), bench_matmul, c)->UseRealTime();
+      }
     }
   }
 }
