@@ -49,6 +49,43 @@ Value value_from_json(const nlohmann::ordered_json& json) {
 
 namespace {
 
+std::string json_key(const Value& key);
+
+}  // namespace
+
+nlohmann::ordered_json value_to_json(const Value& value) {
+  switch (value.kind()) {
+    case Value::Kind::kNone: return nullptr;
+    case Value::Kind::kBool: return value.as_bool();
+    case Value::Kind::kInt: return value.as_int();
+    case Value::Kind::kFloat: return value.as_float();
+    case Value::Kind::kString: return value.as_string();
+    case Value::Kind::kList:
+    case Value::Kind::kTuple: {
+      nlohmann::ordered_json out = nlohmann::ordered_json::array();
+      for (const Value& item : value.items()) out.push_back(value_to_json(item));
+      return out;
+    }
+    case Value::Kind::kDict: {
+      nlohmann::ordered_json out = nlohmann::ordered_json::object();
+      for (const auto& [key, item] : value.as_dict().entries()) {
+        std::string name;
+        try {
+          name = json_key(key);
+        } catch (const Exception& e) {
+          fail("{}", e.message);
+        }
+        out[name] = value_to_json(item);
+      }
+      return out;
+    }
+    default:
+      fail("a template value of type {} cannot be converted to JSON", type_name(value));
+  }
+}
+
+namespace {
+
 void append_escaped_string(std::string& out, std::string_view s, bool ensure_ascii) {
   out.push_back('"');
   for (size_t i = 0; i < s.size();) {
@@ -82,6 +119,20 @@ std::string float_text(double d) {
   if (std::isnan(d)) return "NaN";
   if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
   return repr_float(d);
+}
+
+// json.dumps's key rule: str as is, numbers, booleans and None spelled as JSON.
+std::string json_key(const Value& key) {
+  switch (key.kind()) {
+    case Value::Kind::kString: return key.as_string();
+    case Value::Kind::kFloat: return float_text(key.as_float());
+    case Value::Kind::kBool: return key.as_bool() ? "true" : "false";
+    case Value::Kind::kInt: return std::to_string(key.as_int());
+    case Value::Kind::kNone: return "null";
+    default:
+      raise(ErrorType::kTypeError, "keys must be str, int, float, bool or None, not {}",
+            type_name(key));
+  }
 }
 
 class Encoder {
@@ -132,19 +183,6 @@ class Encoder {
     out_.push_back(']');
   }
 
-  std::string key_text(const Value& key) {
-    switch (key.kind()) {
-      case Value::Kind::kString: return key.as_string();
-      case Value::Kind::kFloat: return float_text(key.as_float());
-      case Value::Kind::kBool: return key.as_bool() ? "true" : "false";
-      case Value::Kind::kInt: return std::to_string(key.as_int());
-      case Value::Kind::kNone: return "null";
-      default:
-        raise(ErrorType::kTypeError, "keys must be str, int, float, bool or None, not {}",
-              type_name(key));
-    }
-  }
-
   void encode_dict(const Dict& dict, int level) {
     if (dict.empty()) {
       out_ += "{}";
@@ -164,7 +202,7 @@ class Encoder {
         out_ += options_.item_separator;
         if (options_.indent) newline(level + 1);
       }
-      append_escaped_string(out_, key_text(entries[i]->first), options_.ensure_ascii);
+      append_escaped_string(out_, json_key(entries[i]->first), options_.ensure_ascii);
       out_ += options_.key_separator;
       encode(entries[i]->second, level + 1);
     }

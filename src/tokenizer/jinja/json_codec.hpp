@@ -14,6 +14,10 @@ namespace kiln::jinja {
 // Objects become dicts in document order; integers beyond 64 bits are a kiln::Error.
 Value value_from_json(const nlohmann::ordered_json& json);
 
+// Plain data back to JSON: tuples become arrays, dict keys become strings as json.dumps writes
+// them; a kiln::Error for values JSON cannot hold (undefined, macros, namespaces, ...).
+nlohmann::ordered_json value_to_json(const Value& value);
+
 struct JsonDumpOptions {
   bool ensure_ascii = false;
   std::optional<std::string> indent;  // nullopt: one line

@@ -105,6 +105,14 @@ Value m_splitlines(Interpreter&, const Value& s, CallArgs& args) {
 
 Value affix_method(const Value& s, CallArgs& args, const char* name, bool at_start) {
   BoundArgs a(name, args, {"prefix", "start", "end"}, 1);
+  if (!a.has(1) && !a.has(2) && a[0].is_string()) {
+    // Whole-string test: comparing UTF-8 bytes is comparing code points.
+    const std::string& text = s.as_string();
+    const std::string& affix = a[0].as_string();
+    if (affix.size() > text.size()) return Value::boolean(false);
+    return Value::boolean(at_start ? text.compare(0, affix.size(), affix) == 0
+                                   : text.compare(text.size() - affix.size(), affix.size(), affix) == 0);
+  }
   const std::u32string text = decode(s.as_string());
   const auto range = clamp_range(a, 1, 2, text.size());
   const size_t start = range.first;
@@ -425,16 +433,23 @@ std::string strip_string(const std::string& s, const Value* chars, bool left, bo
   auto strip_it = [&](char32_t c) {
     return whitespace ? unicode::is_space(c) : set.find(c) != std::u32string::npos;
   };
-  const std::u32string text = decode(s);
+  // Walks code points from both ends in place: decoding the whole string would cost more than
+  // the strip itself on long messages.
   size_t begin = 0;
-  size_t end = text.size();
-  if (left) {
-    while (begin < end && strip_it(text[begin])) ++begin;
+  size_t end = s.size();
+  while (left && begin < end) {
+    size_t next = begin;
+    if (!strip_it(unicode::decode_next(s, next))) break;
+    begin = next;
   }
-  if (right) {
-    while (end > begin && strip_it(text[end - 1])) --end;
+  while (right && end > begin) {
+    size_t start = end - 1;
+    while (start > begin && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
+    size_t i = start;
+    if (!strip_it(unicode::decode_next(s, i))) break;
+    end = start;
   }
-  return encode(std::u32string_view(text).substr(begin, end - begin));
+  return s.substr(begin, end - begin);
 }
 
 ValueList split_string(const std::string& s, const Value* sep, int64_t maxsplit, bool from_right) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support/test_support.hpp"
+#include "tokenizer/jinja/json_codec.hpp"
 #include "tokenizer/jinja/template.hpp"
 
 namespace kiln::jinja {
@@ -137,6 +138,20 @@ TEST(JinjaInput, ContextKeepsKeyOrder) {
   const Json context = Json::parse(R"({"t": {"type": "function", "function": {"name": "f"}}})");
   EXPECT_EQ(render("{{ t|tojson }} {{ t|list }}", context),
             R"({"type": "function", "function": {"name": "f"}} ['type', 'function'])");
+}
+
+// Oracle: JSON -> Value -> JSON is the identity for plain data, in key order; other values
+// (undefined, macros) are refused.
+TEST(JinjaInput, JsonRoundTrip) {
+  const auto lines = testing::read_lines(testing::test_data_dir() / "jinja" / "template_goldens.jsonl");
+  const Json base = Json::parse(lines.front()).at("base_context");
+  EXPECT_EQ(value_to_json(value_from_json(base)), base);
+  EXPECT_EQ(value_to_json(Value::tuple({Value::integer(1), Value::string("a", true)})),
+            Json::parse(R"([1, "a"])"));
+  EXPECT_KILN_ERROR(value_to_json(Value::undefined_name("x")), "Undefined", "cannot be converted");
+  Dict dict;
+  dict.set(Value::tuple({}), Value::none());
+  EXPECT_KILN_ERROR(value_to_json(Value::dict(dict)), "keys must be str");
 }
 
 // Oracle: strftime_now formats the injected clock; without one it uses the real local time.
