@@ -18,5 +18,9 @@ void register_inspect_command(CLI::App& app);
 void register_tokenize_command(CLI::App& app);
 void register_detokenize_command(CLI::App& app);
 void register_template_command(CLI::App& app);
+// export records its exact command line in the manifest, so it sees argv.
+void register_export_command(CLI::App& app, int argc, char** argv);
+void register_verify_command(CLI::App& app);
+void register_synth_command(CLI::App& app);
 
 }  // namespace kiln::cli

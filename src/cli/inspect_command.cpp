@@ -1,11 +1,13 @@
-// `kiln inspect DIR`: what a model is — architecture, hyper-parameters, every tensor (name,
+// `kiln inspect DIR`: what a model (kiln IR or Hugging Face checkpoint) is — architecture, hyper-parameters, every tensor (name,
 // dtype, shape, bytes) and totals by role and dtype.
 #include <fmt/format.h>
 
 #include <map>
+#include <memory>
 
 #include "cli/commands.hpp"
 #include "ir/hf_checkpoint.hpp"
+#include "ir/ir_model.hpp"
 #include "models/tensor_specs.hpp"
 
 namespace kiln::cli {
@@ -39,27 +41,53 @@ void print_config(const ir::ModelConfig& c) {
   fmt::print("biases              attention {}, mlp {}\n", c.attention_bias ? "yes" : "no", c.mlp_bias ? "yes" : "no");
 }
 
+// "F32", or for a quantised IR weight its scheme and group size ("int4_sym g128").
+std::string storage_label(const ir::TensorView& t) {
+  if (!t.is_quantized()) return std::string(ir::dtype_name(t.dtype));
+  return fmt::format("{} g{}", weight_scheme_name(t.quantization->scheme), t.quantization->group_size);
+}
+
+// Stored bytes, scales and zero points included.
+std::uint64_t stored_bytes(const ir::TensorView& t) {
+  return t.bytes.size() + (t.is_quantized() ? t.quantization->scales.size() + t.quantization->zero_points.size() : 0);
+}
+
 void inspect(const std::filesystem::path& dir) {
-  ir::HfCheckpoint ckpt(dir);
-  print_config(ckpt.config());
+  // kiln's IR (model.json) or a Hugging Face checkpoint: the same report.
+  std::unique_ptr<ir::TensorSource> source;
+  ir::ModelConfig config;
+  if (ir::IrModel::is_ir_dir(dir)) {
+    auto model = std::make_unique<ir::IrModel>(dir);
+    config = model->config();
+    fmt::print("kiln IR             format_version {}, written by {}\n", ir::kIrFormatVersion, model->producer());
+    source = std::move(model);
+  } else {
+    auto ckpt = std::make_unique<ir::HfCheckpoint>(dir);
+    config = ckpt->config();
+    source = std::move(ckpt);
+  }
+  print_config(config);
 
   std::map<std::string, std::string> role_of;
-  for (const auto& spec : models::tensor_specs(ckpt.config())) role_of[spec.name] = std::string(models::tensor_role_name(spec.role));
+  for (const auto& spec : models::tensor_specs(config)) role_of[spec.name] = std::string(models::tensor_role_name(spec.role));
 
-  fmt::print("\n{:<52} {:>5} {:>16} {:>12}\n", "tensor", "dtype", "shape", "bytes");
+  fmt::print("\n{:<52} {:>15} {:>16} {:>12}\n", "tensor", "dtype", "shape", "bytes");
   std::map<std::string, std::uint64_t> bytes_by_role, bytes_by_dtype;
   std::uint64_t total_bytes = 0;
   std::int64_t total_params = 0;
-  for (const std::string& name : ckpt.names()) {
-    const ir::TensorView& t = *ckpt.find(name);
-    fmt::print("{:<52} {:>5} {:>16} {:>12}\n", name, ir::dtype_name(t.dtype), ir::format_shape(t.shape), t.bytes.size());
+  const std::vector<std::string> names = source->names();
+  for (const std::string& name : names) {
+    const ir::TensorView& t = *source->find(name);
+    const std::uint64_t bytes = stored_bytes(t);
+    const std::string label = storage_label(t);
+    fmt::print("{:<52} {:>15} {:>16} {:>12}\n", name, label, ir::format_shape(t.shape), bytes);
     auto role = role_of.find(name);
-    bytes_by_role[role == role_of.end() ? "unused" : role->second] += t.bytes.size();
-    bytes_by_dtype[std::string(ir::dtype_name(t.dtype))] += t.bytes.size();
-    total_bytes += t.bytes.size();
+    bytes_by_role[role == role_of.end() ? "unused" : role->second] += bytes;
+    bytes_by_dtype[t.is_quantized() ? std::string(weight_scheme_name(t.quantization->scheme)) : label] += bytes;
+    total_bytes += bytes;
     total_params += t.num_elements();
   }
-  fmt::print("\n{} tensors, {} parameters, {}\n", ckpt.names().size(), total_params, human_bytes(total_bytes));
+  fmt::print("\n{} tensors, {} parameters, {}\n", names.size(), total_params, human_bytes(total_bytes));
   for (const auto& [role, bytes] : bytes_by_role) fmt::print("  {:<10} {}\n", role, human_bytes(bytes));
   for (const auto& [dtype, bytes] : bytes_by_dtype) fmt::print("  {:<10} {}\n", dtype, human_bytes(bytes));
 }
@@ -69,7 +97,7 @@ void inspect(const std::filesystem::path& dir) {
 void register_inspect_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("inspect", "Print a model's architecture, hyper-parameters and tensor table");
   auto dir = std::make_shared<std::string>();
-  cmd->add_option("model", *dir, "Model directory (Hugging Face checkpoint)")->required();
+  cmd->add_option("model", *dir, "Model directory (kiln IR or Hugging Face checkpoint)")->required();
   cmd->callback([dir] { inspect(*dir); });
 }
 

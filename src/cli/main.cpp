@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
   kiln::cli::register_tokenize_command(app);
   kiln::cli::register_detokenize_command(app);
   kiln::cli::register_template_command(app);
+  kiln::cli::register_export_command(app, argc, argv);
+  kiln::cli::register_verify_command(app);
+  kiln::cli::register_synth_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,6 +1,7 @@
-// Opens a model directory for generation: weights (mapped), tokenizer, the forward pass over a
-// backend with its KV cache, and the model's generation defaults. Everything that runs a model
-// (kiln run, eval, bench, the pipeline) loads through here.
+// Opens a model directory (kiln's IR or a Hugging Face checkpoint) for generation: weights
+// (mapped), tokenizer, the forward pass over a backend with its KV cache, and the model's
+// generation defaults. Everything that runs a model (kiln run, eval, bench, the pipeline) loads
+// through here.
 #pragma once
 
 #include <filesystem>

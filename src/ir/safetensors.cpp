@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "util/error.hpp"
+#include "ir/safetensors_writer.hpp"
 #include "util/file_io.hpp"
 
 namespace kiln::ir {
@@ -103,7 +104,7 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path
       fail("{}: holds {} bytes but dtype {} with shape {} needs {}", where, end - begin,
            dtype_text, format_shape(shape), expected);
     }
-    TensorView view{name, *dtype, std::move(shape), {data + begin, static_cast<std::size_t>(end - begin)}};
+    TensorView view{name, *dtype, std::move(shape), {data + begin, static_cast<std::size_t>(end - begin)}, std::nullopt};
     auto [it, inserted] = tensors_.emplace(name, std::move(view));
     extents.push_back({begin, end, &it->first});
   }
@@ -121,22 +122,15 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path
 
 void write_safetensors(const std::filesystem::path& path, const std::vector<SafetensorsEntry>& entries,
                        const Json& metadata) {
-  Json header = Json::object();
-  if (!metadata.empty()) header["__metadata__"] = metadata;
-  std::uint64_t offset = 0;
+  std::vector<SafetensorsTensorInfo> infos;
+  for (const auto& e : entries) infos.push_back({e.name, e.dtype, e.shape});
+  SafetensorsStreamWriter out(path, infos, metadata);
   for (const auto& e : entries) {
-    header[e.name] = {{"dtype", dtype_name(e.dtype)},
-                      {"shape", e.shape},
-                      {"data_offsets", {offset, offset + e.bytes.size()}}};
-    offset += e.bytes.size();
+    if (e.bytes.size() != dtype_size(e.dtype) * static_cast<std::size_t>(TensorView{e.name, e.dtype, e.shape, {}, std::nullopt}.num_elements())) {
+      fail(ErrorKind::kInternal, "{}: tensor '{}' has {} bytes, its dtype and shape need another count", path.string(), e.name, e.bytes.size());
+    }
+    out.write(e.bytes);
   }
-  std::string header_text = header.dump();
-  header_text.append((8 - header_text.size() % 8) % 8, ' ');
-  AtomicFileWriter out(path);
-  const std::uint64_t header_size = header_text.size();
-  out.write({reinterpret_cast<const char*>(&header_size), 8});
-  out.write(header_text);
-  for (const auto& e : entries) out.write({reinterpret_cast<const char*>(e.bytes.data()), e.bytes.size()});
   out.commit();
 }
 

@@ -1,5 +1,7 @@
-// Conversion of stored float tensors (F32, F16, BF16) to f32, element range by element range.
-// Reads tolerate unaligned data (safetensors headers are not always padded).
+// Conversion of stored tensors to f32, element range by element range: float tensors (F32, F16,
+// BF16) are converted, quantised matrices dequantised through the kernels' reference
+// (kernels/weight_format.hpp). Reads tolerate unaligned float data (safetensors headers are not
+// always padded).
 #pragma once
 
 #include <cstdint>
@@ -9,8 +11,9 @@
 
 namespace kiln::ir {
 
-// out [count] = elements [first, first + count) of the tensor as f32. The tensor must have a
-// float dtype (F32, F16, BF16); anything else is a kiln::Error naming it.
+// out [count] = elements [first, first + count) of the tensor as f32 (flat index over the
+// logical shape). The tensor must be quantised or have a float dtype (F32, F16, BF16); anything
+// else is a kiln::Error naming it.
 void convert_to_f32(const TensorView& tensor, std::int64_t first, std::int64_t count, float* out);
 
 // The whole tensor as f32.

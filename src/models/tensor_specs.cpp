@@ -81,9 +81,12 @@ void validate_tensors(const ir::ModelConfig& config, const ir::TensorSource& sou
     } else if (t->shape != spec.shape) {
       problems.push_back(fmt::format("tensor '{}' has shape {}, but config.json implies {}", spec.name,
                                      ir::format_shape(t->shape), ir::format_shape(spec.shape)));
-    } else if (!ir::is_float_weight_dtype(t->dtype)) {
-      problems.push_back(fmt::format("tensor '{}' has dtype {} (accepted: F32, F16, BF16)", spec.name,
-                                     ir::dtype_name(t->dtype)));
+    } else if (t->is_quantized() && spec.use == WeightUse::kVector) {
+      problems.push_back(fmt::format("tensor '{}' is quantised ({}), but it is a {} vector and must be F32, F16 or BF16",
+                                     spec.name, weight_scheme_name(t->quantization->scheme), tensor_role_name(spec.role)));
+    } else if (!t->is_quantized() && !ir::is_float_weight_dtype(t->dtype)) {
+      problems.push_back(fmt::format("tensor '{}' has dtype {} (accepted: F32, F16, BF16, or a quantised IR weight)",
+                                     spec.name, ir::dtype_name(t->dtype)));
     }
   }
   for (const std::string& name : source.names()) {

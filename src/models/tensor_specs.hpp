@@ -29,7 +29,8 @@ struct TensorSpec {
 std::vector<TensorSpec> tensor_specs(const ir::ModelConfig& config);
 
 // Checks the source holds exactly these tensors (up to known-harmless extras such as a tied
-// lm_head copy or rotary inv_freq buffers), with matching shapes and float dtypes. The error
+// lm_head copy or rotary inv_freq buffers), with matching shapes and float dtypes (matrices and
+// embeddings may also be quantised, as in kiln's IR). The error
 // lists every problem found (up to a limit), each naming the tensor.
 void validate_tensors(const ir::ModelConfig& config, const ir::TensorSource& source);
 

@@ -1,0 +1,101 @@
+// `kiln export --model HF_DIR OUT_DIR [flags]`: a Hugging Face checkpoint to kiln's IR with
+// optimum-cli's weight compression flags. Ctrl-C stops at the next tensor and removes the
+// partial output; stdout gets a summary of what was written.
+#include <fmt/format.h>
+
+#include <atomic>
+#include <csignal>
+
+#include "cli/commands.hpp"
+#include "export/exporter.hpp"
+#include "util/error.hpp"
+
+namespace kiln::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_interrupt(int) { g_interrupted.store(true); }
+
+struct ExportFlags {
+  std::string model, out, weight_format, sensitivity_metric, backup_precision, dataset;
+  std::optional<std::int64_t> group_size, num_samples;
+  std::optional<double> ratio;
+  std::int64_t sample_tokens = 128;
+  bool sym = false, all_layers = false, awq = false, scale_estimation = false, gptq = false, quiet = false;
+};
+
+exporter::ExportOptions to_options(const ExportFlags& f, std::vector<std::string> command_line) {
+  exporter::ExportOptions o;
+  o.model_dir = f.model;
+  o.out_dir = f.out;
+  if (!f.weight_format.empty()) o.weight_format = exporter::parse_weight_format(f.weight_format);
+  if (!f.sensitivity_metric.empty()) o.sensitivity_metric = exporter::parse_sensitivity_metric(f.sensitivity_metric);
+  if (!f.backup_precision.empty()) o.backup_precision = exporter::parse_backup_precision(f.backup_precision);
+  o.sym = f.sym;
+  o.group_size = f.group_size;
+  o.ratio = f.ratio;
+  o.all_layers = f.all_layers;
+  o.awq = f.awq;
+  o.scale_estimation = f.scale_estimation;
+  o.gptq = f.gptq;
+  o.dataset = f.dataset;
+  o.num_samples = f.num_samples;
+  o.sample_tokens = f.sample_tokens;
+  o.command_line = std::move(command_line);
+  o.kiln_version = fmt::format("{} ({})", KILN_VERSION, KILN_GIT_COMMIT);
+  o.show_progress = !f.quiet;
+  o.cancel = &g_interrupted;
+  return o;
+}
+
+void run_export(const ExportFlags& flags, const std::vector<std::string>& command_line) {
+  const exporter::ExportOptions options = to_options(flags, command_line);
+  g_interrupted.store(false);
+  auto previous = std::signal(SIGINT, on_interrupt);
+  exporter::ExportResult r;
+  try {
+    r = exporter::export_model(options);
+  } catch (...) {
+    std::signal(SIGINT, previous);
+    throw;
+  }
+  std::signal(SIGINT, previous);
+  std::string schemes;
+  for (const auto& [scheme, count] : r.tensors_by_scheme) schemes += fmt::format("{}{} {}", schemes.empty() ? "" : ", ", count, scheme);
+  fmt::print("exported {} ({} parameters, weight format {}{}) to {}: model.bin {:.1f} MiB; tensors: {}; {:.1f} s, peak RSS {:.0f} MiB\n",
+             options.model_dir.string(), r.num_parameters, exporter::weight_format_name(r.recipe.weight_format),
+             r.recipe.weight_format_defaulted ? ", the default for this size" : "", r.out_dir.string(),
+             double(r.model_bin_bytes) / (1 << 20), schemes, r.seconds, double(r.peak_rss_bytes) / (1 << 20));
+}
+
+}  // namespace
+
+void register_export_command(CLI::App& app, int argc, char** argv) {
+  auto f = std::make_shared<ExportFlags>();
+  auto command_line = std::make_shared<std::vector<std::string>>(argv, argv + argc);
+  auto* cmd = app.add_subcommand("export", "Convert a Hugging Face checkpoint to kiln's IR, compressing the weights");
+  cmd->add_option("--model,-m", f->model, "Hugging Face checkpoint directory")->required();
+  cmd->add_option("output", f->out, "Output directory (must not exist)")->required();
+  cmd->add_option("--weight-format", f->weight_format,
+                  "fp32, fp16, bf16, int8, int4 or nf4 (default: int8 above 1B parameters, else fp32)");
+  cmd->add_flag("--sym", f->sym, "Symmetric quantisation (int8/int4; default asymmetric)");
+  cmd->add_option("--group-size", f->group_size, "Weights per scale along the input (-1: per channel; int4/nf4 default 128)");
+  cmd->add_option("--ratio", f->ratio, "Fraction of the layers in int4/nf4, the rest in --backup-precision (default 1)");
+  cmd->add_flag("--all-layers", f->all_layers, "Compress embedding and output head to the primary precision too");
+  cmd->add_flag("--awq", f->awq, "Activation-aware scaling searched on calibration data (needs --dataset)");
+  cmd->add_flag("--scale-estimation", f->scale_estimation, "Refine group scales on calibration data (needs --dataset)");
+  cmd->add_flag("--gptq", f->gptq, "GPTQ error compensation (needs --dataset)");
+  cmd->add_option("--dataset", f->dataset, "Calibration text: a UTF-8 file, or 'builtin'");
+  cmd->add_option("--num-samples", f->num_samples, "Calibration samples (default 128)");
+  cmd->add_option("--sample-tokens", f->sample_tokens, "Tokens per calibration sample (kiln's own; default 128)")
+      ->capture_default_str();
+  cmd->add_option("--sensitivity-metric", f->sensitivity_metric,
+                  "How --ratio ranks layers: weight_quantization_error, hessian_input_activation, "
+                  "mean_activation_variance, max_activation_variance, mean_activation_magnitude");
+  cmd->add_option("--backup-precision", f->backup_precision, "int8_asym (default), int8_sym or none");
+  cmd->add_flag("--quiet,-q", f->quiet, "No progress bar");
+  cmd->callback([f, command_line] { run_export(*f, *command_line); });
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,133 @@
+#include "export/activation_statistics.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "util/error.hpp"
+
+namespace kiln::exporter {
+
+InputStatistics::InputStatistics(std::int64_t in, const StatisticsConfig& config)
+    : in_(in), config_(config), sum_abs_(static_cast<std::size_t>(in)) {
+  const auto n = static_cast<std::size_t>(in);
+  if (config.hessian == HessianMode::kFull) {
+    hessian_.assign(n * n, 0.0);
+  } else if (config.hessian == HessianMode::kGroupBlocks) {
+    if (config.group_size <= 0) fail(ErrorKind::kInternal, "group-block statistics need a group size");
+    const auto groups = static_cast<std::size_t>((in + config.group_size - 1) / config.group_size);
+    hessian_.assign(groups * static_cast<std::size_t>(config.group_size * config.group_size), 0.0);
+  }
+}
+
+void InputStatistics::begin_sample() {
+  sample_sum_.assign(static_cast<std::size_t>(in_), 0.0);
+  sample_sum_sq_.assign(static_cast<std::size_t>(in_), 0.0);
+  sample_max_abs_.assign(static_cast<std::size_t>(in_), 0.0);
+  sample_tokens_ = 0;
+}
+
+void InputStatistics::add_rows(const float* x, std::int64_t rows) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * in_;
+    for (std::int64_t c = 0; c < in_; ++c) {
+      const double v = xr[c];
+      sum_abs_[c] += std::fabs(v);
+      sample_sum_[c] += v;
+      sample_sum_sq_[c] += v * v;
+      sample_max_abs_[c] = std::max(sample_max_abs_[c], std::fabs(v));
+    }
+    if (config_.hessian == HessianMode::kFull) {
+      // Upper triangle only; hessian() mirrors it.
+      for (std::int64_t i = 0; i < in_; ++i) {
+        const double xi = xr[i];
+        if (xi == 0.0) continue;
+        double* h = hessian_.data() + i * in_;
+        for (std::int64_t j = i; j < in_; ++j) h[j] += xi * xr[j];
+      }
+    } else if (config_.hessian == HessianMode::kGroupBlocks) {
+      const std::int64_t gs = config_.group_size;
+      for (std::int64_t first = 0; first < in_; first += gs) {
+        const std::int64_t n = std::min(gs, in_ - first);
+        double* block = hessian_.data() + (first / gs) * gs * gs;
+        for (std::int64_t i = 0; i < n; ++i) {
+          const double xi = xr[first + i];
+          for (std::int64_t j = i; j < n; ++j) block[i * gs + j] += xi * xr[first + j];
+        }
+      }
+    }
+    if (config_.row_stride > 0 && rows_seen_ % config_.row_stride == 0 && num_rows() < config_.max_rows) {
+      rows_.insert(rows_.end(), xr, xr + in_);
+    }
+    ++rows_seen_;
+  }
+  sample_tokens_ += rows;
+  num_tokens_ += rows;
+}
+
+void InputStatistics::end_sample() {
+  if (sample_tokens_ == 0) return;
+  const double n = static_cast<double>(sample_tokens_);
+  double sum_sq = 0, var_sum = 0, var_max = 0, mag_sum = 0;
+  for (std::int64_t c = 0; c < in_; ++c) {
+    const double mean = sample_sum_[c] / n;
+    // Population variance over the sample's tokens, as NNCF's reducers (numpy var, ddof 0).
+    const double var = std::max(0.0, sample_sum_sq_[c] / n - mean * mean);
+    sum_sq += sample_sum_sq_[c];
+    var_sum += var;
+    var_max = std::max(var_max, var);
+    mag_sum += sample_max_abs_[c];
+  }
+  hawq_sum_ += sum_sq / (n * static_cast<double>(in_));
+  mean_var_sum_ += var_sum / static_cast<double>(in_);
+  max_var_sum_ += var_max;
+  mean_mag_sum_ += mag_sum / static_cast<double>(in_);
+  ++num_samples_;
+}
+
+double InputStatistics::hessian_trace() const { return num_samples_ ? 2.0 * hawq_sum_ / double(num_samples_) : 0.0; }
+double InputStatistics::mean_variance() const { return num_samples_ ? mean_var_sum_ / double(num_samples_) : 0.0; }
+double InputStatistics::max_variance() const { return num_samples_ ? max_var_sum_ / double(num_samples_) : 0.0; }
+double InputStatistics::mean_magnitude() const { return num_samples_ ? mean_mag_sum_ / double(num_samples_) : 0.0; }
+
+double InputStatistics::hessian(std::int64_t i, std::int64_t j) const {
+  if (i > j) std::swap(i, j);
+  if (config_.hessian == HessianMode::kFull) return hessian_[i * in_ + j];
+  if (config_.hessian == HessianMode::kGroupBlocks) {
+    const std::int64_t gs = config_.group_size;
+    if (i / gs != j / gs) return 0.0;
+    return hessian_[(i / gs) * gs * gs + (i % gs) * gs + (j % gs)];
+  }
+  return 0.0;
+}
+
+std::vector<double> InputStatistics::hessian_block(std::int64_t first, std::int64_t size) const {
+  const std::int64_t n = std::min(size, in_ - first);
+  std::vector<double> block(static_cast<std::size_t>(n * n));  // [n, n]
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) block[i * n + j] = hessian(first + i, first + j);
+  }
+  return block;
+}
+
+void InputStatistics::rescale_channels(std::span<const double> scales) {
+  for (std::int64_t c = 0; c < in_; ++c) sum_abs_[c] /= scales[c];
+  for (std::int64_t r = 0; r < num_rows(); ++r) {
+    for (std::int64_t c = 0; c < in_; ++c) rows_[r * in_ + c] = static_cast<float>(rows_[r * in_ + c] / scales[c]);
+  }
+  if (config_.hessian == HessianMode::kFull) {
+    for (std::int64_t i = 0; i < in_; ++i) {
+      for (std::int64_t j = i; j < in_; ++j) hessian_[i * in_ + j] /= scales[i] * scales[j];
+    }
+  } else if (config_.hessian == HessianMode::kGroupBlocks) {
+    const std::int64_t gs = config_.group_size;
+    for (std::int64_t first = 0; first < in_; first += gs) {
+      const std::int64_t n = std::min(gs, in_ - first);
+      double* block = hessian_.data() + (first / gs) * gs * gs;
+      for (std::int64_t i = 0; i < n; ++i) {
+        for (std::int64_t j = i; j < n; ++j) block[i * gs + j] /= scales[first + i] * scales[first + j];
+      }
+    }
+  }
+}
+
+}  // namespace kiln::exporter

@@ -1,0 +1,72 @@
+// Statistics of the input of one linear layer over the calibration samples: what AWQ, scale
+// estimation, GPTQ and the data-aware sensitivity metrics read. q/k/v share one input, as do
+// gate/up, so they share one InputStatistics. Accumulation is in double and in sample order, so
+// an export is deterministic.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace kiln::exporter {
+
+// How much of xᵀx to keep: nothing, the diagonal blocks of each quantisation group (scale
+// estimation), or all of it (GPTQ). Full costs in² per token and in² doubles of memory.
+enum class HessianMode : std::uint8_t { kNone, kGroupBlocks, kFull };
+
+struct StatisticsConfig {
+  HessianMode hessian = HessianMode::kNone;
+  std::int64_t group_size = 0;   // kGroupBlocks: the block size
+  std::int64_t row_stride = 0;   // keep every row_stride-th token row (0: none)
+  std::int64_t max_rows = 0;     // at most this many kept rows
+};
+
+class InputStatistics {
+ public:
+  InputStatistics(std::int64_t in, const StatisticsConfig& config);
+
+  void begin_sample();
+  // x [rows, in]: this sample's rows passing through the layer.
+  void add_rows(const float* x, std::int64_t rows);
+  void end_sample();
+
+  // Divides input channel c by scales[c] (AWQ moved that factor into the weight): every
+  // statistic is updated as if the calibration had seen x / s.
+  void rescale_channels(std::span<const double> scales);
+
+  std::int64_t in() const { return in_; }
+  std::int64_t num_tokens() const { return num_tokens_; }
+  std::int64_t num_samples() const { return num_samples_; }
+
+  double mean_abs(std::int64_t c) const { return num_tokens_ ? sum_abs_[c] / double(num_tokens_) : 0.0; }
+  // NNCF's data-aware activation sensitivities, each averaged over samples.
+  double hessian_trace() const;           // hessian_input_activation: 2 · mean over samples of mean(x²)
+  double mean_variance() const;           // mean over channels of the per-sample token variance
+  double max_variance() const;            // max over channels of the same
+  double mean_magnitude() const;          // mean over channels of the per-sample max |x|
+
+  const std::vector<float>& rows() const { return rows_; }  // [num_rows, in]
+  std::int64_t num_rows() const { return in_ ? static_cast<std::int64_t>(rows_.size()) / in_ : 0; }
+
+  HessianMode hessian_mode() const { return config_.hessian; }
+  // Σ x xᵀ over all tokens: element (i, j); for kGroupBlocks only i, j in the same group.
+  double hessian(std::int64_t i, std::int64_t j) const;
+  // The [n, n] block of Σ x xᵀ starting at (first, first), row-major, n = min(size, in - first).
+  std::vector<double> hessian_block(std::int64_t first, std::int64_t size) const;
+
+ private:
+  std::int64_t in_;
+  StatisticsConfig config_;
+  std::int64_t num_tokens_ = 0;
+  std::int64_t num_samples_ = 0;
+  std::int64_t rows_seen_ = 0;
+  std::vector<double> sum_abs_;  // [in]
+  // This sample's: Σx, Σx², max|x| per channel [in], and its token count.
+  std::vector<double> sample_sum_, sample_sum_sq_, sample_max_abs_;
+  std::int64_t sample_tokens_ = 0;
+  double hawq_sum_ = 0, mean_var_sum_ = 0, max_var_sum_ = 0, mean_mag_sum_ = 0;
+  std::vector<float> rows_;
+  std::vector<double> hessian_;  // kFull: [in, in]; kGroupBlocks: [groups, gs, gs]
+};
+
+}  // namespace kiln::exporter

@@ -1,0 +1,64 @@
+// An Ops decorator that runs any backend and records statistics of the input of every linear
+// call whose weight it was asked to watch, keyed by weight name (weights that multiply the same
+// input, q/k/v or gate/up, share one InputStatistics). Calibration runs the model itself through
+// it, so the statistics are those of the real forward pass, whatever backend computes it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "export/activation_statistics.hpp"
+#include "models/ops.hpp"
+
+namespace kiln::exporter {
+
+class RecordingOps final : public models::Ops {
+ public:
+  // `watched`: weight names to record, each with the statistics it needs.
+  RecordingOps(std::unique_ptr<models::Ops> inner, std::map<std::string, StatisticsConfig> watched);
+
+  // Calibration marks sample boundaries (per-sample statistics such as token variance).
+  void begin_sample();
+  void end_sample();
+
+  // The statistics of a watched weight's input; null before any call reached it.
+  std::shared_ptr<InputStatistics> statistics_for(const std::string& weight) const;
+  // Every recorded input, by the weight names that share it.
+  std::map<std::string, std::shared_ptr<InputStatistics>> take_statistics();
+
+  std::unique_ptr<models::Weight> load_weight(const ir::TensorView& tensor, models::WeightUse use) override;
+  void allocate_kv_cache(const models::KvCacheLayout& layout) override { inner_->allocate_kv_cache(layout); }
+  const models::KvCacheLayout& kv_cache_layout() const override { return inner_->kv_cache_layout(); }
+  void embed(const models::Weight& table, std::span<const std::int32_t> ids, float* out) override;
+  void rms_norm(const float* x, const models::Weight& gain, double eps, std::int64_t rows, std::int64_t dim,
+                float* out) override;
+  void add_rms_norm(float* residual, const float* x, const models::Weight& gain, double eps, std::int64_t rows,
+                    std::int64_t dim, float* out) override;
+  void add(float* acc, const float* x, std::int64_t count) override { inner_->add(acc, x, count); }
+  void linear(const float* x, std::int64_t rows, std::span<const models::LinearTarget> targets) override;
+  void rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads, std::int64_t num_kv_heads,
+            std::int64_t head_dim, const models::RotaryTable& table) override {
+    inner_->rope(q, k, rows, num_heads, num_kv_heads, head_dim, table);
+  }
+  void silu_mul(const float* gate, const float* up, std::int64_t count, float* out) override {
+    inner_->silu_mul(gate, up, count, out);
+  }
+  void store_kv(std::int64_t layer, const float* k, const float* v, std::span<const std::int64_t> slots) override {
+    inner_->store_kv(layer, k, v, slots);
+  }
+  void attention(std::int64_t layer, const float* q, std::int64_t num_heads,
+                 std::span<const models::AttentionSequence> sequences, float scale, float* out) override {
+    inner_->attention(layer, q, num_heads, sequences, scale, out);
+  }
+
+ private:
+  std::unique_ptr<models::Ops> inner_;
+  std::map<std::string, StatisticsConfig> watched_;
+  std::map<std::string, std::shared_ptr<InputStatistics>> by_weight_;
+  std::set<InputStatistics*> open_;  // inputs seen in the current sample
+  std::vector<models::LinearTarget> inner_targets_;
+};
+
+}  // namespace kiln::exporter

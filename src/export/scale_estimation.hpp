@@ -1,0 +1,28 @@
+// Scale estimation (NNCF's --scale-estimation, data-aware): each group's scale is refined to
+// minimise the error the group adds to the layer's output over the calibration tokens,
+// (w - ŵ)ᵀ H (w - ŵ) with H = Σ x xᵀ of the group's input channels, starting from round to
+// nearest and never ending worse than it. As NNCF: a few steps of the least-squares ideal scale
+// for the current codes, then a grid of shrunken scales each followed by its ideal scale; the zero
+// point stays as round to nearest chose it. Unlike NNCF (per-sample token means), H covers every
+// calibration token.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "export/activation_statistics.hpp"
+#include "kernels/weight_format.hpp"
+
+namespace kiln::exporter {
+
+// The best parameters found for one group w [n] with H [n, n]; `start` is round to nearest's.
+QuantParams estimate_group_params(WeightScheme scheme, std::span<const float> w, const double* hessian,
+                                  QuantParams start);
+
+// An [out, in] matrix quantised with estimated scales; `stats` must hold group blocks (or the
+// full xᵀx) of its input.
+QuantizedMatrix quantize_with_scale_estimation(std::span<const float> w, std::size_t out, std::size_t in,
+                                               WeightScheme scheme, std::size_t group_size,
+                                               const InputStatistics& stats, std::string_view name);
+
+}  // namespace kiln::exporter

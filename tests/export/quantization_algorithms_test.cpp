@@ -1,0 +1,194 @@
+// Oracles: the layer output error Σ_x ‖(W − Ŵ) x‖² over the same calibration rows, computed
+// directly here; identities (GPTQ with H ∝ I is round to nearest; Uᵀ U H = I); and statistics
+// recomputed by plain loops. Scale estimation, GPTQ and AWQ must not be worse than round to
+// nearest on the data they saw, and must be clearly better where activations are uneven.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "export/activation_statistics.hpp"
+#include "export/awq.hpp"
+#include "export/gptq.hpp"
+#include "export/group_quantizer.hpp"
+#include "export/scale_estimation.hpp"
+
+namespace kiln::exporter {
+namespace {
+
+struct Problem {
+  std::size_t out = 24, in = 64, rows = 256;
+  std::vector<float> w;  // [out, in]
+  std::vector<float> x;  // [rows, in]: correlated channels, a few salient ones
+};
+
+Problem make_problem(std::uint32_t seed) {
+  Problem p;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> n(0.0f, 1.0f);
+  for (std::size_t i = 0; i < p.out * p.in; ++i) p.w.push_back(0.05f * n(rng));
+  for (std::size_t r = 0; r < p.rows; ++r) {
+    const float shared = n(rng);
+    for (std::size_t c = 0; c < p.in; ++c) {
+      const float salient = c % 16 == 3 ? 8.0f : 1.0f;  // outlier channels, as LLM activations have
+      p.x.push_back(salient * (0.7f * shared + 0.3f * n(rng)));
+    }
+  }
+  return p;
+}
+
+InputStatistics record(const Problem& p, HessianMode mode, std::size_t group_size) {
+  StatisticsConfig c;
+  c.hessian = mode;
+  c.group_size = static_cast<std::int64_t>(group_size);
+  c.row_stride = 1;
+  c.max_rows = static_cast<std::int64_t>(p.rows);
+  InputStatistics s(static_cast<std::int64_t>(p.in), c);
+  s.begin_sample();
+  s.add_rows(p.x.data(), static_cast<std::int64_t>(p.rows));
+  s.end_sample();
+  return s;
+}
+
+double output_error(const Problem& p, const std::vector<float>& w_hat) {
+  double total = 0;
+  for (std::size_t r = 0; r < p.rows; ++r) {
+    for (std::size_t o = 0; o < p.out; ++o) {
+      double d = 0;
+      for (std::size_t c = 0; c < p.in; ++c) d += (double(p.w[o * p.in + c]) - w_hat[o * p.in + c]) * p.x[r * p.in + c];
+      total += d * d;
+    }
+  }
+  return total;
+}
+
+double rtn_error(const Problem& p, WeightScheme scheme, std::size_t gs) {
+  return output_error(p, dequantize_weights(quantize_weights(p.w, p.out, p.in, scheme, gs, "w").view()));
+}
+
+TEST(ScaleEstimation, NeverWorseAndBetterOnUnevenActivations) {
+  for (WeightScheme scheme : {WeightScheme::kInt4Sym, WeightScheme::kInt4Asym, WeightScheme::kNf4}) {
+    const Problem p = make_problem(1);
+    const InputStatistics stats = record(p, HessianMode::kGroupBlocks, 32);
+    const QuantizedMatrix m = quantize_with_scale_estimation(p.w, p.out, p.in, scheme, 32, stats, "w");
+    const double se = output_error(p, dequantize_weights(m.view()));
+    const double rtn = rtn_error(p, scheme, 32);
+    EXPECT_LT(se, 0.9 * rtn) << weight_scheme_name(scheme) << ": SE " << se << " vs RTN " << rtn;
+  }
+}
+
+TEST(ScaleEstimation, GroupSearchNeverLosesToItsStart) {
+  const Problem p = make_problem(2);
+  const InputStatistics stats = record(p, HessianMode::kFull, 64);
+  const std::vector<double> h = stats.hessian_block(0, 64);
+  for (std::size_t r = 0; r < p.out; ++r) {
+    const std::span<const float> w(p.w.data() + r * p.in, p.in);
+    const QuantParams start = rtn_params(WeightScheme::kInt4Sym, w);
+    const QuantParams best = estimate_group_params(WeightScheme::kInt4Sym, w, h.data(), start);
+    std::vector<float> a(p.in), b(p.in);
+    fake_quantize(WeightScheme::kInt4Sym, w, start, a);
+    fake_quantize(WeightScheme::kInt4Sym, w, best, b);
+    EXPECT_LE(weighted_error(w, b, h.data()), weighted_error(w, a, h.data()) * (1 + 1e-12)) << "row " << r;
+  }
+}
+
+TEST(Gptq, InverseCholeskyFactorInvertsH) {
+  const Problem p = make_problem(3);
+  const InputStatistics stats = record(p, HessianMode::kFull, 64);
+  std::vector<double> h = stats.hessian_block(0, 64);
+  for (std::size_t i = 0; i < 64; ++i) h[i * 64 + i] += 1.0;
+  const std::vector<double> u = inverse_cholesky_upper(h, 64, "h");
+  for (std::size_t i = 0; i < 64; ++i) {
+    for (std::size_t j = 0; j < 64; ++j) {
+      double v = 0;  // (Uᵀ U H)[i, j]
+      for (std::size_t k = 0; k < 64; ++k) {
+        double utu = 0;
+        for (std::size_t m = 0; m < 64; ++m) utu += u[m * 64 + i] * u[m * 64 + k];
+        v += utu * h[k * 64 + j];
+      }
+      EXPECT_NEAR(v, i == j ? 1.0 : 0.0, 1e-8);
+    }
+  }
+}
+
+TEST(Gptq, BeatsRoundToNearestOnCorrelatedInputs) {
+  const Problem p = make_problem(4);
+  const InputStatistics stats = record(p, HessianMode::kFull, 32);
+  for (WeightScheme scheme : {WeightScheme::kInt4Sym, WeightScheme::kInt4Asym, WeightScheme::kInt8Asym}) {
+    const QuantizedMatrix m = quantize_gptq(p.w, p.out, p.in, scheme, 32, stats, false, "w");
+    const double gptq = output_error(p, dequantize_weights(m.view()));
+    EXPECT_LT(gptq, 0.8 * rtn_error(p, scheme, 32)) << weight_scheme_name(scheme);
+  }
+}
+
+TEST(Gptq, WithIsotropicInputsIsRoundToNearest) {
+  // H ∝ I: no error can be compensated, so every code must equal round to nearest's.
+  Problem p = make_problem(5);
+  p.rows = p.in;
+  p.x.assign(p.in * p.in, 0.0f);
+  for (std::size_t i = 0; i < p.in; ++i) p.x[i * p.in + i] = 2.0f;
+  const InputStatistics stats = record(p, HessianMode::kFull, 16);
+  const QuantizedMatrix g = quantize_gptq(p.w, p.out, p.in, WeightScheme::kInt4Asym, 16, stats, false, "w");
+  const QuantizedMatrix r = quantize_weights(p.w, p.out, p.in, WeightScheme::kInt4Asym, 16, "w");
+  EXPECT_EQ(g.data(), r.data());
+  EXPECT_EQ(g.scales(), r.scales());
+}
+
+TEST(Awq, FindsScalesThatLowerTheOutputError) {
+  Problem p = make_problem(6);
+  const InputStatistics stats = record(p, HessianMode::kNone, 0);
+  std::vector<float> w = p.w;
+  const AwqTarget target{w, p.out, WeightScheme::kInt4Sym, 32};
+  const std::vector<double> s = search_awq_scales({&target, 1}, p.in, stats);
+  EXPECT_NE(s[3], 1.0);
+  EXPECT_GT(s[3], s[4]) << "the salient channel must be scaled up relative to a quiet one";
+  scale_input_channels({&target, 1}, p.in, s);
+  std::vector<float> w_hat(w.size());
+  fake_quantize_rtn(WeightScheme::kInt4Sym, w, p.out, p.in, 32, w_hat);
+  for (std::size_t o = 0; o < p.out; ++o) {
+    for (std::size_t c = 0; c < p.in; ++c) w_hat[o * p.in + c] = static_cast<float>(w_hat[o * p.in + c] / s[c]);
+  }
+  EXPECT_LT(output_error(p, w_hat), 0.9 * rtn_error(p, WeightScheme::kInt4Sym, 32));
+}
+
+TEST(InputStatistics, MatchesDirectComputation) {
+  const Problem p = make_problem(7);
+  StatisticsConfig c;
+  c.hessian = HessianMode::kGroupBlocks;
+  c.group_size = 16;
+  InputStatistics s(static_cast<std::int64_t>(p.in), c);
+  // Two samples of 100 and 156 rows.
+  s.begin_sample();
+  s.add_rows(p.x.data(), 100);
+  s.end_sample();
+  s.begin_sample();
+  s.add_rows(p.x.data() + 100 * p.in, 156);
+  s.end_sample();
+  double max_var_sum = 0, hawq_sum = 0;
+  for (auto [first, n] : {std::pair<std::size_t, std::size_t>{0, 100}, {100, 156}}) {
+    double max_var = 0, sq = 0;
+    for (std::size_t ch = 0; ch < p.in; ++ch) {
+      double mean = 0, var = 0;
+      for (std::size_t r = first; r < first + n; ++r) mean += p.x[r * p.in + ch] / double(n);
+      for (std::size_t r = first; r < first + n; ++r) {
+        var += (p.x[r * p.in + ch] - mean) * (p.x[r * p.in + ch] - mean) / double(n);
+        sq += double(p.x[r * p.in + ch]) * p.x[r * p.in + ch];
+      }
+      max_var = std::max(max_var, var);
+    }
+    max_var_sum += max_var;
+    hawq_sum += sq / double(n * p.in);
+  }
+  EXPECT_NEAR(s.max_variance(), max_var_sum / 2, 1e-9 * max_var_sum);
+  EXPECT_NEAR(s.hessian_trace(), hawq_sum, 1e-9 * hawq_sum);  // 2 · mean of two samples
+  double h_3_5 = 0;
+  for (std::size_t r = 0; r < p.rows; ++r) h_3_5 += double(p.x[r * p.in + 3]) * p.x[r * p.in + 5];
+  EXPECT_NEAR(s.hessian(5, 3), h_3_5, 1e-9 * std::fabs(h_3_5) + 1e-9);
+  EXPECT_EQ(s.hessian(3, 20), 0.0);  // different groups: not kept
+  std::vector<double> scale(p.in, 2.0);
+  s.rescale_channels(scale);
+  EXPECT_NEAR(s.hessian(5, 3), h_3_5 / 4, 1e-9 * std::fabs(h_3_5) + 1e-9);
+}
+
+}  // namespace
+}  // namespace kiln::exporter
