@@ -26,7 +26,7 @@ from transformers import AutoTokenizer, LlamaForCausalLM  # noqa: E402
 
 from tinylm.checkpoint import save_checkpoint  # noqa: E402
 from tinylm.data import IGNORE_INDEX, BatchMaker, load_corpus  # noqa: E402
-from tinylm.model_presets import llama_config  # noqa: E402
+from tinylm.model_presets import PRESETS, llama_config  # noqa: E402
 from tinylm.schedule import ReplaySchedule, StepSchedule, WallTimeSchedule  # noqa: E402
 
 LOG_FIELDS = ["step", "tokens", "elapsed_s", "lr", "train_loss", "text_loss", "qa_loss",
@@ -44,6 +44,9 @@ def parse_args():
     budget.add_argument("--steps", type=int, help="exact number of optimizer steps")
     budget.add_argument("--replay-lr", metavar="CSV",
                         help="a previous run's lr_schedule.csv: same steps, same learning rates")
+    parser.add_argument("--init-from", metavar="DIR",
+                        help="start from this checkpoint's weights (same preset) instead of "
+                             "a seeded random initialisation")
     parser.add_argument("--seq-len", type=int, default=512)
     parser.add_argument("--batch", type=int, default=8, help="sequences per step")
     parser.add_argument("--qa-rows", type=int, default=3, help="Q/A sequences per step")
@@ -137,6 +140,14 @@ def main():
 
     config = llama_config(args.preset, tokenizer, args.seq_len)
     model = LlamaForCausalLM(config)
+    if args.init_from:
+        start_weights = LlamaForCausalLM.from_pretrained(args.init_from, dtype=torch.float32)
+        for key in [*PRESETS[args.preset], "vocab_size"]:
+            if getattr(start_weights.config, key) != getattr(config, key):
+                raise SystemExit(f"{args.init_from}: config.json {key} = "
+                                 f"{getattr(start_weights.config, key)}, preset "
+                                 f"'{args.preset}' has {getattr(config, key)}")
+        model.load_state_dict(start_weights.state_dict())
     model.train()
     num_params = sum(p.numel() for p in model.parameters())
     print(f"{args.preset}: {num_params / 1e6:.2f}M parameters, text stream "
