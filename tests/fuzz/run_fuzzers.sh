@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang in their own build tree and runs each for a bounded
+# time. Exit 77 (reported as skipped by CTest) when clang with libFuzzer is not installed.
+#   run_fuzzers.sh SOURCE_DIR BUILD_DIR SECONDS_PER_TARGET
+set -euo pipefail
+src=$1 build=$2 seconds=$3
+cxx=$(command -v clang++-14 || command -v clang++ || true)
+cc=$(command -v clang-14 || command -v clang || true)
+if [ -z "$cxx" ] || [ -z "$cc" ]; then
+  echo "clang is not installed: fuzz targets skipped (apt-get install clang-14 libclang-rt-14-dev)"
+  exit 77
+fi
+CC=$cc CXX=$cxx cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DKILN_BUILD_FUZZERS=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF > "$build.configure.log"
+cmake --build "$build" --target tokenizer_fuzz jinja_fuzz
+for target in tokenizer_fuzz jinja_fuzz; do
+  echo "== $target: ${seconds}s"
+  corpus="$build/corpus-$target"
+  mkdir -p "$corpus"
+  dict=()
+  [ -f "$src/tests/fuzz/${target%_fuzz}.dict" ] && dict=(-dict="$src/tests/fuzz/${target%_fuzz}.dict")
+  "$build/tests/fuzz/$target" "$corpus" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb=4096 \
+    -print_final_stats=1 2>&1 | tail -n 15
+done
