@@ -90,11 +90,16 @@ std::vector<size_t> slice_indices(size_t length, const Value& start_v, const Val
   return out;
 }
 
+// NOTE: Jinja2 compiles `x[a:b]` to Python's own subscription, bypassing the sandbox's getitem,
+// so slicing errors are raised, not turned into undefined values.
 Value slice_value(const Value& object, const Value& start, const Value& stop, const Value& step) {
+  if (object.is_dict()) raise(ErrorType::kTypeError, "unhashable type: 'slice'");
+  if (!object.is_string() && !object.is_sequence()) {
+    raise(ErrorType::kTypeError, "'{}' object is not subscriptable", type_name(object));
+  }
   for (const Value* bound : {&start, &stop, &step}) {
     if (!bound->is_none() && !bound->is_integral()) {
-      // obj[slice] raised TypeError, which Jinja2's getitem turns into an undefined value.
-      return Value::undefined("slice indices must be integers or None or have an __index__ method");
+      raise(ErrorType::kTypeError, "slice indices must be integers or None or have an __index__ method");
     }
   }
   if (object.is_string()) {
@@ -109,7 +114,7 @@ Value slice_value(const Value& object, const Value& start, const Value& stop, co
     for (size_t i : slice_indices(items.size(), start, stop, step)) out.push_back(items[i]);
     return object.is_list() ? Value::list(std::move(out)) : Value::tuple(std::move(out));
   }
-  return Value::undefined(fmt::format("'{}' object is not subscriptable", type_name(object)));
+  return object;  // unreachable: the kinds were checked above
 }
 
 }  // namespace

@@ -227,9 +227,18 @@ class BraceFormatter {
       }
       size_t end = i + 1;
       int nesting = 1;
+      bool in_name = true;  // before ':' or '!': an index [..] may hold braces
       while (end < format.size()) {
-        if (format[end] == '{') ++nesting;
-        if (format[end] == '}' && --nesting == 0) break;
+        const char c = format[end];
+        if (in_name && c == '[') {
+          end = format.find(']', end);
+          if (end == std::string_view::npos) break;
+          ++end;
+          continue;
+        }
+        if (c == ':' || c == '!') in_name = false;
+        if (c == '{') ++nesting;
+        if (c == '}' && --nesting == 0) break;
         ++end;
       }
       if (end >= format.size()) raise(ErrorType::kValueError, "{}", "expected '}' before end of string");

@@ -137,6 +137,7 @@ Value f_indent(Interpreter& interp, const Value& v, CallArgs& args) {
   BoundArgs a("do_indent", args, {"width", "first", "blank"});
   std::string indention;
   const Value width = a.get(0, Value::integer(4));
+  if (width.is_undefined()) raise_undefined(width);
   if (width.is_string()) {
     indention = width.as_string();
   } else if (width.is_integral()) {

@@ -166,9 +166,18 @@ Value f_reverse(Interpreter& interp, const Value& v, CallArgs& args) {
   raise(ErrorType::kFilterArgumentError, "argument must be iterable");
 }
 
+// sorted(reverse=x) takes x as an integer: bool or int, anything else is a TypeError.
+bool reverse_flag(const BoundArgs& a, size_t i) {
+  if (!a.has(i)) return false;
+  if (!a[i].is_integral()) {
+    raise(ErrorType::kTypeError, "'{}' object cannot be interpreted as an integer", type_name(a[i]));
+  }
+  return a[i].as_int() != 0;
+}
+
 Value f_sort(Interpreter& interp, const Value& v, CallArgs& args) {
   BoundArgs a("do_sort", args, {"reverse", "case_sensitive", "attribute"});
-  const bool reverse = a.get_bool(0, false);
+  const bool reverse = reverse_flag(a, 0);
   const auto key_of = multi_attribute_getter(a.get(2, Value::none()), !a.get_bool(1, false));
   ValueList items = interp.iterate(v);
   std::vector<std::pair<Value, size_t>> keyed;
@@ -185,7 +194,7 @@ Value f_dictsort(Interpreter&, const Value& v, CallArgs& args) {
   BoundArgs a("do_dictsort", args, {"case_sensitive", "by", "reverse"});
   const bool case_sensitive = a.get_bool(0, false);
   const std::string by = a.get_string(1, "key");
-  const bool reverse = a.get_bool(2, false);
+  const bool reverse = reverse_flag(a, 2);
   if (by != "key" && by != "value") {
     raise(ErrorType::kFilterArgumentError, "You can only sort by either \"key\" or \"value\"");
   }

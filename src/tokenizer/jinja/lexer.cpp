@@ -67,6 +67,8 @@ class Lexer {
  public:
   explicit Lexer(std::string_view source) : s_(source) {}
 
+  std::vector<Token> take_tokens() { return std::move(tokens_); }
+
   std::vector<Token> run() {
     while (pos_ < s_.size()) lex_root();
     tokens_.push_back(Token{TokenType::kEof, static_cast<uint32_t>(s_.size()), {}, 0, 0});
@@ -139,6 +141,7 @@ class Lexer {
   }
 
   void lex_comment(size_t begin) {
+    if (pos_ >= s_.size()) return;  // Jinja2's rules match nothing at the very end: no error
     const size_t close = s_.find("#}", pos_);
     if (close == std::string_view::npos) syntax_error(begin, "Missing end of comment tag");
     size_t end = close + 2;
@@ -153,6 +156,7 @@ class Lexer {
   }
 
   void lex_raw_body(size_t begin) {
+    if (pos_ >= s_.size()) return;  // as for comments: nothing left, nothing to report
     for (size_t open = s_.find("{%", pos_); open != std::string_view::npos;
          open = s_.find("{%", open + 1)) {
       size_t p = open + 2;
@@ -349,6 +353,16 @@ std::string normalize_newlines(std::string_view source) {
   return out;
 }
 
-std::vector<Token> tokenize(std::string_view source) { return Lexer(source).run(); }
+std::vector<Token> tokenize(std::string_view source) {
+  Lexer lexer(source);
+  try {
+    return lexer.run();
+  } catch (const Exception& e) {
+    std::vector<Token> tokens = lexer.take_tokens();
+    tokens.push_back(Token{TokenType::kError, e.offset, e.message, static_cast<int64_t>(e.type), 0});
+    tokens.push_back(Token{TokenType::kEof, static_cast<uint32_t>(source.size()), {}, 0, 0});
+    return tokens;
+  }
+}
 
 }  // namespace kiln::jinja

@@ -46,6 +46,7 @@ enum class TokenType : uint8_t {
   kPipe,       // |
   kComma,      // ,
   kSemicolon,  // ;
+  kError,      // a lexical error, raised when the parser reaches it (text holds the message)
   kEof,
 };
 
@@ -63,8 +64,9 @@ std::string_view describe_token_type(TokenType type);
 // Jinja2's preprocessing: \r\n and \r become \n and one trailing newline is dropped.
 std::string normalize_newlines(std::string_view source);
 
-// Tokenizes a normalized source. Lexical errors throw jinja::Exception (TemplateSyntaxError)
-// with the offset set; the token list always ends with kEof.
+// Tokenizes a normalized source. The list always ends with kEof. A lexical error ends it with a
+// kError token: Jinja2 lexes lazily, so a syntax error the parser meets before that point is
+// the one reported, and the parser raises the lexical error only when it gets there.
 std::vector<Token> tokenize(std::string_view source);
 
 }  // namespace kiln::jinja

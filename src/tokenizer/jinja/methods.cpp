@@ -114,7 +114,7 @@ Value refused(const Value& self, std::string_view name) {
 }  // namespace
 
 std::optional<Value> find_method(const Value& self, std::string_view name) {
-  if (name.size() > 1 && name.substr(0, 2) == "__") {
+  if (name.size() > 4 && name.substr(0, 2) == "__" && name.substr(name.size() - 2) == "__") {
     // Python's dunder attributes exist on every object; the sandbox refuses them all.
     return refused(self, name);
   }

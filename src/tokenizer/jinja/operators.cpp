@@ -324,15 +324,16 @@ Value power(const Value& a, const Value& b) {
 
 Value binary_op(Interpreter& interp, BinaryOp op, const Value& a, const Value& b) {
   if (a.is_undefined()) raise_undefined(a);
+  // str.__mod__ formats before Python would try Undefined.__rmod__, so '%s' % missing is ''.
+  if (op == BinaryOp::kMod && a.is_string()) {
+    return Value::string(percent_format(interp, a.as_string(), b), a.is_safe());
+  }
   if (b.is_undefined()) raise_undefined(b);
   switch (op) {
     case BinaryOp::kAdd:
       return add(interp, a, b);
     case BinaryOp::kMul:
       return multiply(interp, a, b);
-    case BinaryOp::kMod:
-      if (a.is_string()) return Value::string(percent_format(interp, a.as_string(), b), a.is_safe());
-      break;
     default:
       break;
   }

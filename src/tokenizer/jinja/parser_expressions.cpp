@@ -213,7 +213,7 @@ ExprPtr Parser::parse_primary(bool with_namespace) {
       return std::make_unique<ast::Const>(token.offset, Value::number(token.float_value));
     case TokenType::kLParen: {
       next();
-      ExprPtr node = parse_tuple(false, true, nullptr, true);
+      ExprPtr node = parse_tuple(false, true, true);
       expect(TokenType::kRParen);
       return node;
     }
@@ -226,24 +226,22 @@ ExprPtr Parser::parse_primary(bool with_namespace) {
   }
 }
 
-bool Parser::is_tuple_end(const EndTokens* extra_end) const {
+bool Parser::is_tuple_end() const {
+  // NOTE: Jinja2 3.1 also takes "extra end rules" (`in` after a for target), but passes them to
+  // test_any as one tuple, so they never match: "for a, in x" is a syntax error there, and here.
   const TokenType type = current().type;
-  if (type == TokenType::kVariableEnd || type == TokenType::kBlockEnd ||
-      type == TokenType::kRParen) {
-    return true;
-  }
-  if (extra_end == nullptr || type != TokenType::kName) return false;
-  return std::find(extra_end->begin(), extra_end->end(), current().text) != extra_end->end();
+  return type == TokenType::kVariableEnd || type == TokenType::kBlockEnd ||
+         type == TokenType::kRParen;
 }
 
-ExprPtr Parser::parse_tuple(bool simplified, bool with_condexpr, const EndTokens* extra_end,
+ExprPtr Parser::parse_tuple(bool simplified, bool with_condexpr,
                             bool explicit_parens, bool with_namespace) {
   uint32_t offset = current().offset;
   std::vector<ExprPtr> args;
   bool is_tuple = false;
   while (true) {
     if (!args.empty()) expect(TokenType::kComma);
-    if (is_tuple_end(extra_end)) break;
+    if (is_tuple_end()) break;
     args.push_back(simplified ? parse_primary(with_namespace) : parse_expression(with_condexpr));
     if (current().type != TokenType::kComma) break;
     is_tuple = true;

@@ -23,8 +23,9 @@ class Parser {
 
   // Token stream.
   const Token& current() const { return tokens_[pos_]; }
-  const Token& look() const { return tokens_[pos_ + 1 < tokens_.size() ? pos_ + 1 : pos_]; }
-  const Token& next();  // returns the token it moves past
+  const Token& look() const;  // the token after current()
+  const Token& next();         // returns the token it moves past
+  static void raise_if_error(const Token& token);
   bool is_name(std::string_view name) const;
   bool skip_if(TokenType type);
   bool skip_if_name(std::string_view name);
@@ -50,7 +51,7 @@ class Parser {
   ast::StmtPtr parse_generation();
   void parse_signature(ast::Signature& signature);
   ast::Body parse_macro_body(ast::Signature& signature, const EndTokens& end);
-  ast::ExprPtr parse_assign_target(bool with_tuple, bool name_only, const EndTokens* extra_end,
+  ast::ExprPtr parse_assign_target(bool with_tuple, bool name_only,
                                    bool with_namespace);
   [[noreturn]] void fail_unknown_tag(const std::string& name, uint32_t offset) const;
   [[noreturn]] void fail_eof(const EndTokens* end_tokens) const;
@@ -71,9 +72,9 @@ class Parser {
   ast::ExprPtr parse_unary(bool with_filter = true);
   ast::ExprPtr parse_primary(bool with_namespace = false);
   ast::ExprPtr parse_tuple(bool simplified = false, bool with_condexpr = true,
-                           const EndTokens* extra_end = nullptr, bool explicit_parens = false,
+                           bool explicit_parens = false,
                            bool with_namespace = false);
-  bool is_tuple_end(const EndTokens* extra_end) const;
+  bool is_tuple_end() const;
   ast::ExprPtr parse_list();
   ast::ExprPtr parse_dict();
   ast::ExprPtr parse_postfix(ast::ExprPtr node);

@@ -11,6 +11,7 @@ namespace kiln::jinja {
 ast::Body parse(const std::vector<Token>& tokens) { return Parser(tokens).parse_template(); }
 
 ast::Body Parser::parse_template() {
+  raise_if_error(current());
   ast::Body body = subparse(nullptr);
   if (!unknown_.empty()) {
     const UnknownName& first = unknown_.front();
@@ -27,7 +28,20 @@ ast::Body Parser::parse_template() {
 const Token& Parser::next() {
   const Token& token = tokens_[pos_];
   if (pos_ + 1 < tokens_.size()) ++pos_;
+  raise_if_error(tokens_[pos_]);
   return token;
+}
+
+const Token& Parser::look() const {
+  const Token& token = tokens_[pos_ + 1 < tokens_.size() ? pos_ + 1 : pos_];
+  raise_if_error(token);
+  return token;
+}
+
+void Parser::raise_if_error(const Token& token) {
+  if (token.type == TokenType::kError) {
+    throw Exception{static_cast<ErrorType>(token.int_value), token.text, token.offset};
+  }
 }
 
 bool Parser::is_name(std::string_view name) const {
@@ -229,7 +243,7 @@ void Parser::parse_statement(ast::Body& body) {
 
 ast::StmtPtr Parser::parse_set() {
   auto node = std::make_unique<ast::Assign>(next().offset);
-  ast::ExprPtr target = parse_assign_target(true, false, nullptr, true);
+  ast::ExprPtr target = parse_assign_target(true, false, true);
   if (skip_if(TokenType::kAssign)) {
     node->target = std::move(target);
     node->value = parse_tuple();
@@ -246,11 +260,9 @@ ast::StmtPtr Parser::parse_set() {
 
 ast::StmtPtr Parser::parse_for() {
   auto node = std::make_unique<ast::For>(expect_name("for").offset);
-  const EndTokens in_end = {"in"};
-  node->target = parse_assign_target(true, false, &in_end, false);
+  node->target = parse_assign_target(true, false, false);
   expect_name("in");
-  const EndTokens recursive_end = {"recursive"};
-  node->iterable = parse_tuple(false, false, &recursive_end);
+  node->iterable = parse_tuple(false, false);
   const FrameState saved = enter_inner_frame(true);
   if (skip_if_name("if")) node->filter = parse_expression();
   node->recursive = skip_if_name("recursive");
@@ -289,7 +301,7 @@ ast::StmtPtr Parser::parse_with() {
   auto node = std::make_unique<ast::With>(next().offset);
   while (current().type != TokenType::kBlockEnd) {
     if (!node->targets.empty()) expect(TokenType::kComma);
-    node->targets.push_back(parse_assign_target(true, false, nullptr, false));
+    node->targets.push_back(parse_assign_target(true, false, false));
     expect(TokenType::kAssign);
     node->values.push_back(parse_expression());
   }
@@ -377,12 +389,12 @@ ast::StmtPtr Parser::parse_generation() {
 }
 
 ast::ExprPtr Parser::parse_assign_target(bool with_tuple, bool name_only,
-                                         const EndTokens* extra_end, bool with_namespace) {
+                                         bool with_namespace) {
   if (name_only) {
     const Token& token = expect(TokenType::kName);
     return std::make_unique<ast::Name>(token.offset, token.text);
   }
-  ast::ExprPtr target = with_tuple ? parse_tuple(true, true, extra_end, false, with_namespace)
+  ast::ExprPtr target = with_tuple ? parse_tuple(true, true, false, with_namespace)
                                    : parse_primary(with_namespace);
   auto can_assign = [](const ast::Expr& e, auto& self) -> bool {
     if (e.kind == ast::ExprKind::kName || e.kind == ast::ExprKind::kNsRef) return true;

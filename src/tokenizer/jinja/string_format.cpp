@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "tokenizer/jinja/interpreter.hpp"
+#include "tokenizer/jinja/operators.hpp"
 #include "tokenizer/jinja/python_repr.hpp"
 #include "tokenizer/jinja/unicode.hpp"
 
@@ -120,6 +121,11 @@ std::string percent_integer(const PercentSpec& spec, const Value& v) {
 }
 
 std::string percent_one(const PercentSpec& spec, const Value& v) {
+  // %d and %f convert with int() / float(), which Undefined defines to raise its UndefinedError;
+  // %x, %o and %c want __index__ or a str, which it lacks: those are TypeErrors below.
+  if (v.is_undefined() && std::string_view("diueEfFgG").find(spec.type) != std::string_view::npos) {
+    raise_undefined(v);
+  }
   const size_t width = spec.width > 0 ? static_cast<size_t>(spec.width) : 0;
   const char align = spec.has('-') ? '<' : '>';
   switch (spec.type) {
@@ -214,6 +220,9 @@ std::string percent_format(Interpreter& interp, std::string_view format, const V
     if (++i >= format.size()) raise(ErrorType::kValueError, "incomplete format");
     const Value* value = nullptr;
     if (format[i] == '(') {
+      // Python takes anything with __getitem__ but a tuple or str as the mapping.
+      if (args.is_undefined()) raise_undefined(args);
+      if (args.is_list()) raise(ErrorType::kTypeError, "list indices must be integers or slices, not str");
       if (mapping == nullptr) raise(ErrorType::kTypeError, "format requires a mapping");
       int depth = 1;
       const size_t start = ++i;
@@ -250,7 +259,8 @@ std::string percent_format(Interpreter& interp, std::string_view format, const V
     out += percent_one(spec, value != nullptr ? *value : take());
     interp.check_size(out.size());
   }
-  if (mapping == nullptr && !args.is_list() && next_arg < positional.size()) {
+  const bool mapping_like = mapping != nullptr || args.is_list() || args.is_undefined();
+  if (!mapping_like && next_arg < positional.size()) {
     raise(ErrorType::kTypeError, "not all arguments converted during string formatting");
   }
   return out;

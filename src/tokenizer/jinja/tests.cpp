@@ -32,7 +32,10 @@ bool is_string(const Value& v) { return v.is_string(); }
 bool is_mapping(const Value& v) { return v.is_dict(); }
 bool is_number(const Value& v) { return v.is_number(); }
 bool is_escaped(const Value& v) { return v.is_safe(); }
-bool is_callable(const Value& v) { return v.is_object() && v.as_object().is_callable(); }
+// Undefined defines __call__ (to raise), so Python's callable() is true for it.
+bool is_callable(const Value& v) {
+  return v.is_undefined() || (v.is_object() && v.as_object().is_callable());
+}
 bool is_sequence(const Value& v) {
   return v.is_undefined() || v.is_string() || v.is_sequence() || v.is_dict();
 }
