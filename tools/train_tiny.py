@@ -52,11 +52,16 @@ def parse_args():
     parser.add_argument("--qa-rows", type=int, default=3, help="Q/A sequences per step")
     parser.add_argument("--chat-fraction", type=float, default=0.2,
                         help="share of Q/A items rendered with the chat template")
+    parser.add_argument("--qa-loss", choices=["all", "answer"], default="all",
+                        help="train on every Q/A token, or on the answers only (prompt masked)")
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--min-lr-ratio", type=float, default=0.05)
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--weight-decay", type=float, default=0.1)
     parser.add_argument("--eval-every", type=int, default=200)
+    parser.add_argument("--save-every", type=int, default=0,
+                        help="also write the checkpoint to --out every N steps (0: only at the "
+                             "end), so a long stage can be evaluated while it runs")
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
@@ -135,7 +140,8 @@ def main():
     rng = np.random.default_rng(args.seed)
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
     train_texts, heldout_texts, pairs = load_corpus(args.corpus)
-    batches = BatchMaker(tokenizer, train_texts, pairs, args.seq_len, args.chat_fraction)
+    batches = BatchMaker(tokenizer, train_texts, pairs, args.seq_len, args.chat_fraction,
+                         args.qa_loss)
     windows = heldout_windows(tokenizer, heldout_texts, args.seq_len, 16)
 
     config = llama_config(args.preset, tokenizer, args.seq_len)
@@ -196,6 +202,8 @@ def main():
             log_file.flush()
             print(json.dumps(record), flush=True)
             sums = {"train": 0.0, "text": 0.0, "qa": 0.0, "n": 0}
+        if args.save_every and step % args.save_every == 0:
+            save_checkpoint(model, args.tokenizer, args.out)
 
     wall_s = time.time() - start
     total_steps = step

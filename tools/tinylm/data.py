@@ -2,7 +2,8 @@
 
 Invariant: a batch depends only on the corpus, the tokenizer and the numpy Generator passed in;
 every Q/A sequence starts with a whole item at position 0 (the shape of an eval prompt), and
-padding after the last whole item is masked out of the loss.
+padding after the last whole item is masked out of the loss (so is each item's prompt part when
+the loss is on answers only).
 """
 import json
 import os
@@ -24,10 +25,28 @@ def load_corpus(corpus_dir):
     return train, heldout, pairs
 
 
-class BatchMaker:
-    """Builds [batch, seq_len] input/label arrays; Q/A rows are a fixed share of every batch."""
+def _prompt_length(prompt_ids, item_ids, what):
+    """Number of leading item tokens that are the prompt (they must tokenise identically)."""
+    if item_ids[:len(prompt_ids)] != prompt_ids:
+        raise ValueError(f"Q/A item {what!r}: its prompt does not tokenise as a prefix of the "
+                         f"whole item, so the answer tokens cannot be told apart")
+    return len(prompt_ids)
 
-    def __init__(self, tokenizer, texts, pairs, seq_len, chat_fraction):
+
+def _as_list(ids):
+    # transformers returns a BatchEncoding or a plain list depending on its version.
+    return list(ids if isinstance(ids, list) else ids["input_ids"])
+
+
+class BatchMaker:
+    """Builds [batch, seq_len] input/label arrays; Q/A rows are a fixed share of every batch.
+
+    qa_loss "all" trains on every Q/A token; "answer" masks each item's prompt ("Q: ...\nA:" or
+    the chat template up to the assistant header) so Q/A gradients go to the answers only."""
+
+    def __init__(self, tokenizer, texts, pairs, seq_len, chat_fraction, qa_loss="all"):
+        if qa_loss not in ("all", "answer"):
+            raise ValueError(f"qa_loss must be 'all' or 'answer', got {qa_loss!r}")
         self.seq_len = seq_len
         self.pad_id = tokenizer.convert_tokens_to_ids("<|end_of_text|>")
         bos, eos = tokenizer.bos_token_id, self.pad_id
@@ -42,14 +61,22 @@ class BatchMaker:
         # Q/A items in two renderings: completion text (the eval's format) and the chat
         # template (so that `kiln chat` gets answers too). Each is a list of token ids.
         self.plain_items = [[bos, *ids, eos] for ids in plain_ids]
-        self.chat_items = [
-            tokenizer.apply_chat_template(
-                [{"role": "user", "content": p["question"]},
-                 {"role": "assistant", "content": p["answer"]}], tokenize=True)
-            for p in pairs]
-        # transformers returns a BatchEncoding or a plain list depending on its version.
-        self.chat_items = [list(ids if isinstance(ids, list) else ids["input_ids"])
-                           for ids in self.chat_items]
+        self.chat_items = [_as_list(tokenizer.apply_chat_template(
+            [{"role": "user", "content": p["question"]},
+             {"role": "assistant", "content": p["answer"]}], tokenize=True)) for p in pairs]
+        # Per item, how many leading tokens are excluded from the loss.
+        self.plain_masked = [0] * len(pairs)
+        self.chat_masked = [0] * len(pairs)
+        if qa_loss == "answer":
+            prompts = tokenizer([f"Q: {p['question']}\nA:" for p in pairs],
+                                add_special_tokens=False)["input_ids"]
+            self.plain_masked = [_prompt_length([bos, *prompt], item, p["question"])
+                                 for prompt, item, p in zip(prompts, self.plain_items, pairs)]
+            self.chat_masked = [
+                _prompt_length(_as_list(tokenizer.apply_chat_template(
+                    [{"role": "user", "content": p["question"]}], tokenize=True,
+                    add_generation_prompt=True)), item, p["question"])
+                for item, p in zip(self.chat_items, pairs)]
         self.chat_fraction = chat_fraction
         longest = max(len(ids) for ids in self.plain_items + self.chat_items)
         if longest > seq_len:
@@ -70,10 +97,11 @@ class BatchMaker:
             index = rng.integers(0, len(self.plain_items))
             use_chat = rng.random() < self.chat_fraction
             item = (self.chat_items if use_chat else self.plain_items)[index]
+            masked = (self.chat_masked if use_chat else self.plain_masked)[index]
             if len(inputs) + len(item) > self.seq_len:
                 break
             inputs += item
-            labels += item
+            labels += [IGNORE_INDEX] * masked + item[masked:]
         padding = self.seq_len - len(inputs)
         inputs += [self.pad_id] * padding
         labels += [IGNORE_INDEX] * padding
