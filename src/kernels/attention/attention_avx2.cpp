@@ -1,0 +1,236 @@
+// AVX2 paged attention: the same algorithm as the AVX-512 kernel (K/V read once per GQA group,
+// scores for 16 positions, one online-softmax update per head per 16 positions) on 8-lane
+// vectors; a row's tail of fewer than 8 elements goes through a zero-padded copy. No std::
+// here (an ISA translation unit must not emit weak symbols; see src/kernels/CMakeLists.txt).
+#include <immintrin.h>
+
+#include "kernels/attention/attention_isa.hpp"
+#include "kernels/elementwise/vector_math_avx2.hpp"
+
+namespace kiln::kernels {
+namespace {
+
+namespace vm = avx2_math;
+
+constexpr long kHeadsPerPass = 8;
+constexpr long kPositionsPerPass = 16;
+
+struct RowAddress {
+  const std::uint8_t* keys;
+  const std::uint8_t* values;
+  const float* key_params;
+  const float* value_params;
+};
+
+inline RowAddress row_address(const PagedKv& kv, const AttentionQuery& q, long pos, long row_bytes) {
+  const long block = q.block_table[pos / kv.block_size];
+  const long row = (block * kv.num_kv_heads + q.kv_head) * kv.block_size + pos % kv.block_size;
+  RowAddress a{kv.keys + row * row_bytes, kv.values + row * row_bytes, nullptr, nullptr};
+  if (kv.key_params) {
+    a.key_params = kv.key_params + row * kv.groups * 2;
+    a.value_params = kv.value_params + row * kv.groups * 2;
+  }
+  return a;
+}
+
+constexpr long element_bytes(KvElement e) { return e == KvElement::kF32 ? 4 : e == KvElement::kU8 ? 1 : 2; }
+
+// 8 elements of a stored row from element i on, as f32, from exactly 8 readable elements.
+template <KvElement E>
+inline __m256 load8_full(const std::uint8_t* p, long i, const float* params, long group_size) {
+  if constexpr (E == KvElement::kF32) {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
+  } else if constexpr (E == KvElement::kF16) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  } else if constexpr (E == KvElement::kBf16) {
+    const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+  } else {
+    const float* g = params + (i / group_size) * 2;
+    const __m256 codes = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+    return _mm256_fmadd_ps(codes, _mm256_set1_ps(g[0]), _mm256_set1_ps(g[1]));
+  }
+}
+
+// The same for `left` (< 8 possible) remaining elements; the other lanes decode zero codes.
+template <KvElement E>
+inline __m256 load8(const std::uint8_t* row, long i, long left, const float* params, long group_size) {
+  constexpr long kBytes = element_bytes(E);
+  const std::uint8_t* p = row + i * kBytes;
+  if (left >= 8) return load8_full<E>(p, i, params, group_size);
+  alignas(32) std::uint8_t padded[32] = {};
+  for (long b = 0; b < left * kBytes; ++b) padded[b] = p[b];
+  return load8_full<E>(padded, i, params, group_size);
+}
+
+inline __m256 load_floats(const float* x, long left) {
+  return left >= 8 ? _mm256_loadu_ps(x) : _mm256_maskload_ps(x, vm::first_lanes(left));
+}
+
+inline void store_floats(float* x, long left, __m256 v) {
+  if (left >= 8) {
+    _mm256_storeu_ps(x, v);
+  } else {
+    _mm256_maskstore_ps(x, vm::first_lanes(left), v);
+  }
+}
+
+template <KvElement E>
+void score_positions(const PagedKv& kv, const AttentionQuery& q, const float* qh, long heads, long p0, long count,
+                     float (*scores)[kPositionsPerPass]) {
+  const long hd = kv.head_dim;
+  for (long j = 0; j < count; ++j) {
+    const RowAddress r = row_address(kv, q, p0 + j, hd * element_bytes(E));
+    __m256 dot[kHeadsPerPass];
+    for (long h = 0; h < heads; ++h) dot[h] = _mm256_setzero_ps();
+    for (long i = 0; i < hd; i += 8) {
+      const __m256 k = load8<E>(r.keys, i, hd - i, r.key_params, kv.group_size);
+      for (long h = 0; h < heads; ++h) dot[h] = _mm256_fmadd_ps(load_floats(qh + h * hd + i, hd - i), k, dot[h]);
+    }
+    for (long h = 0; h < heads; ++h) scores[h][j] = vm::reduce_add(dot[h]) * q.scale;
+  }
+}
+
+inline void update_softmax(float* scores, long count, float& max, float& sum, float* acc, long hd) {
+  float chunk_max = -__builtin_inff();
+  for (long j = 0; j < count; ++j) chunk_max = scores[j] > chunk_max ? scores[j] : chunk_max;
+  const float new_max = chunk_max > max ? chunk_max : max;
+  __m256 total = _mm256_setzero_ps();
+  for (long j = 0; j < count; j += 8) {
+    const __m256 e = vm::exp(_mm256_sub_ps(load_floats(scores + j, count - j), _mm256_set1_ps(new_max)));
+    const __m256 kept = _mm256_and_ps(e, _mm256_castsi256_ps(vm::first_lanes(count - j)));
+    store_floats(scores + j, count - j, kept);
+    total = _mm256_add_ps(total, kept);
+  }
+  const __m256 correction = vm::exp(_mm256_set1_ps(max - new_max));
+  const float c = _mm256_cvtss_f32(correction);
+  sum = sum * c + vm::reduce_add(total);
+  max = new_max;
+  if (c != 1.0f) {
+    for (long i = 0; i < hd; i += 8) store_floats(acc + i, hd - i, _mm256_mul_ps(load_floats(acc + i, hd - i), correction));
+  }
+}
+
+template <KvElement E>
+void accumulate_values(const PagedKv& kv, const AttentionQuery& q, long heads, long p0, long count,
+                       float (*weights)[kPositionsPerPass], float* acc) {
+  const long hd = kv.head_dim;
+  for (long j = 0; j < count; ++j) {
+    const RowAddress r = row_address(kv, q, p0 + j, hd * element_bytes(E));
+    for (long i = 0; i < hd; i += 8) {
+      const __m256 v = load8<E>(r.values, i, hd - i, r.value_params, kv.group_size);
+      for (long h = 0; h < heads; ++h) {
+        float* a = acc + h * hd + i;
+        store_floats(a, hd - i, _mm256_fmadd_ps(_mm256_set1_ps(weights[h][j]), v, load_floats(a, hd - i)));
+      }
+    }
+  }
+}
+
+template <KvElement E>
+void attend_heads(const PagedKv& kv, const AttentionQuery& q, long h0, long heads, const AttentionPartial& out) {
+  const long hd = kv.head_dim;
+  const float* qh = q.q + h0 * hd;  // [heads, head_dim]
+  float* acc = out.acc + h0 * hd;   // [heads, head_dim]
+  float max[kHeadsPerPass], sum[kHeadsPerPass];
+  float scores[kHeadsPerPass][kPositionsPerPass];
+  for (long h = 0; h < heads; ++h) {
+    max[h] = -__builtin_inff();
+    sum[h] = 0.0f;
+    for (long i = 0; i < hd; ++i) acc[h * hd + i] = 0.0f;
+  }
+  for (long p0 = q.begin; p0 < q.end; p0 += kPositionsPerPass) {
+    const long count = q.end - p0 < kPositionsPerPass ? q.end - p0 : kPositionsPerPass;
+    score_positions<E>(kv, q, qh, heads, p0, count, scores);
+    for (long h = 0; h < heads; ++h) update_softmax(scores[h], count, max[h], sum[h], acc + h * hd, hd);
+    accumulate_values<E>(kv, q, heads, p0, count, scores, acc);
+  }
+  for (long h = 0; h < heads; ++h) {
+    out.max[h0 + h] = max[h];
+    out.sum[h0 + h] = sum[h];
+  }
+}
+
+template <KvElement E>
+void attend_all(const PagedKv& kv, const AttentionQuery& q, const AttentionPartial& out) {
+  for (long h0 = 0; h0 < q.num_heads; h0 += kHeadsPerPass) {
+    attend_heads<E>(kv, q, h0, q.num_heads - h0 < kHeadsPerPass ? q.num_heads - h0 : kHeadsPerPass, out);
+  }
+}
+
+void attend(const PagedKv& kv, const AttentionQuery& q, const AttentionPartial& out) {
+  switch (kv.element) {
+    case KvElement::kF32: attend_all<KvElement::kF32>(kv, q, out); break;
+    case KvElement::kF16: attend_all<KvElement::kF16>(kv, q, out); break;
+    case KvElement::kBf16: attend_all<KvElement::kBf16>(kv, q, out); break;
+    case KvElement::kU8: attend_all<KvElement::kU8>(kv, q, out); break;
+  }
+}
+
+// 8 lanes of 16-bit values (in the low half of each 32-bit lane) stored as 16 bytes.
+inline void store_u16(std::uint8_t* dst, long left, __m256i lanes) {
+  const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(lanes, lanes), 0x08);
+  alignas(16) std::uint8_t bytes[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(bytes), _mm256_castsi256_si128(packed));
+  for (long b = 0; b < (left < 8 ? left : 8) * 2; ++b) dst[b] = bytes[b];
+}
+
+// f32 → bf16 bits, round to nearest even, NaN kept quiet: the same bits as util/half.hpp.
+inline __m256i to_bf16(__m256 x) {
+  const __m256i u = _mm256_castps_si256(x);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+  const __m256i abs = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
+  const __m256i nan = _mm256_cmpgt_epi32(abs, _mm256_set1_epi32(0x7f800000));  // abs < 2^31: signed compare is exact
+  const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+  return _mm256_blendv_epi8(rounded, quiet, nan);
+}
+
+void encode_u8_group(const float* x, long count, std::uint8_t* dst, float* params) {
+  float min = x[0], max = x[0];
+  for (long i = 0; i < count; ++i) {
+    min = x[i] < min ? x[i] : min;
+    max = x[i] > max ? x[i] : max;
+  }
+  const float scale = (max - min) / 255.0f;
+  const __m256 inverse = _mm256_set1_ps(scale > 0.0f ? 1.0f / scale : 0.0f);
+  for (long i = 0; i < count; i += 8) {
+    __m256 code = _mm256_mul_ps(_mm256_sub_ps(load_floats(x + i, count - i), _mm256_set1_ps(min)), inverse);
+    code = _mm256_round_ps(code, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    code = _mm256_min_ps(_mm256_max_ps(code, _mm256_setzero_ps()), _mm256_set1_ps(255.0f));
+    alignas(32) int codes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(codes), _mm256_cvtps_epi32(code));
+    for (long j = 0; j < 8 && i + j < count; ++j) dst[i + j] = static_cast<std::uint8_t>(codes[j]);
+  }
+  params[0] = scale;
+  params[1] = min;
+}
+
+void encode(const float* x, std::size_t n, KvElement element, std::size_t group_size, std::uint8_t* dst, float* params) {
+  const long count = static_cast<long>(n);
+  if (element == KvElement::kU8) {
+    for (long g0 = 0, g = 0; g0 < count; g0 += static_cast<long>(group_size), ++g) {
+      const long size = count - g0 < static_cast<long>(group_size) ? count - g0 : static_cast<long>(group_size);
+      encode_u8_group(x + g0, size, dst + g0, params + 2 * g);
+    }
+    return;
+  }
+  for (long i = 0; i < count; i += 8) {
+    const __m256 v = load_floats(x + i, count - i);
+    switch (element) {
+      case KvElement::kF32: store_floats(reinterpret_cast<float*>(dst) + i, count - i, v); break;
+      case KvElement::kF16:
+        store_u16(dst + i * 2, count - i,
+                  _mm256_cvtepu16_epi32(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+        break;
+      case KvElement::kBf16: store_u16(dst + i * 2, count - i, to_bf16(v)); break;
+      case KvElement::kU8: break;
+    }
+  }
+}
+
+}  // namespace
+
+AttentionKernels avx2_attention_kernels() { return {attend, encode}; }
+
+}  // namespace kiln::kernels

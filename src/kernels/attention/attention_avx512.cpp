@@ -1,0 +1,213 @@
+// AVX-512 paged attention: for each position the K row is decoded 16 lanes at a time and dotted
+// with every query head of the GQA group (so K and V are read once per group, not per head);
+// scores are kept for 16 positions, then one online-softmax update per head and one pass over
+// the V rows. No std:: here: this translation unit is compiled with AVX-512 flags and must not
+// emit weak symbols that baseline code could bind to (see src/kernels/CMakeLists.txt).
+#include <immintrin.h>
+
+#include "kernels/attention/attention_isa.hpp"
+#include "kernels/elementwise/vector_math_avx512.hpp"
+
+namespace kiln::kernels {
+namespace {
+
+namespace vm = avx512_math;
+
+constexpr long kHeadsPerPass = 8;
+constexpr long kPositionsPerPass = 16;
+
+struct RowAddress {
+  const std::uint8_t* keys;
+  const std::uint8_t* values;
+  const float* key_params;    // u8 only
+  const float* value_params;  // u8 only
+};
+
+// The K and V rows of `pos` for the query's KV head.
+inline RowAddress row_address(const PagedKv& kv, const AttentionQuery& q, long pos, long row_bytes) {
+  const long block = q.block_table[pos / kv.block_size];
+  const long row = (block * kv.num_kv_heads + q.kv_head) * kv.block_size + pos % kv.block_size;
+  RowAddress a{kv.keys + row * row_bytes, kv.values + row * row_bytes, nullptr, nullptr};
+  if (kv.key_params) {
+    a.key_params = kv.key_params + row * kv.groups * 2;
+    a.value_params = kv.value_params + row * kv.groups * 2;
+  }
+  return a;
+}
+
+// 16 elements of a stored row from element i on, as f32; lanes outside `m` are zero codes.
+template <KvElement E>
+inline __m512 load16(const std::uint8_t* row, long i, __mmask16 m, const float* params, long group_size) {
+  if constexpr (E == KvElement::kF32) {
+    return _mm512_maskz_loadu_ps(m, row + i * 4);
+  } else if constexpr (E == KvElement::kF16) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + i * 2));
+  } else if constexpr (E == KvElement::kBf16) {
+    const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, row + i * 2));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+  } else {
+    // A 16-lane chunk never straddles groups: group sizes are multiples of 16 (or the row).
+    const float* p = params + (i / group_size) * 2;
+    const __m512 codes = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, row + i)));
+    return _mm512_fmadd_ps(codes, _mm512_set1_ps(p[0]), _mm512_set1_ps(p[1]));
+  }
+}
+
+// scores[h][j] = scale · q_h · k_j for the positions [p0, p0 + count).
+template <KvElement E>
+void score_positions(const PagedKv& kv, const AttentionQuery& q, const float* qh, long heads, long p0,
+                     long count, long row_bytes, float (*scores)[kPositionsPerPass]) {
+  const long hd = kv.head_dim;
+  for (long j = 0; j < count; ++j) {
+    const RowAddress r = row_address(kv, q, p0 + j, row_bytes);
+    __m512 dot[kHeadsPerPass];
+    for (long h = 0; h < heads; ++h) dot[h] = _mm512_setzero_ps();
+    for (long i = 0; i < hd; i += 16) {
+      const __mmask16 m = vm::first_lanes(hd - i);
+      const __m512 k = load16<E>(r.keys, i, m, r.key_params, kv.group_size);
+      for (long h = 0; h < heads; ++h) dot[h] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, qh + h * hd + i), k, dot[h]);
+    }
+    for (long h = 0; h < heads; ++h) scores[h][j] = vm::reduce_add(dot[h]) * q.scale;
+  }
+}
+
+// Turns one head's scores into weights exp(score - new max) and rescales its running state.
+inline void update_softmax(float* scores, long count, float& max, float& sum, float* acc, long hd) {
+  const __mmask16 m = vm::first_lanes(count);
+  const __m512 s = _mm512_mask_loadu_ps(_mm512_set1_ps(-__builtin_inff()), m, scores);
+  const float chunk_max = vm::reduce_max(s);
+  const float new_max = chunk_max > max ? chunk_max : max;
+  const __m512 e = _mm512_maskz_mov_ps(m, vm::exp(_mm512_sub_ps(s, _mm512_set1_ps(new_max))));
+  _mm512_storeu_ps(scores, e);
+  const __m512 correction = vm::exp(_mm512_set1_ps(max - new_max));  // max = -inf at first: 0-ish
+  const float c = _mm512_cvtss_f32(correction);
+  sum = sum * c + vm::reduce_add(e);
+  max = new_max;
+  if (c != 1.0f) {
+    for (long i = 0; i < hd; i += 16) {
+      const __mmask16 lanes = vm::first_lanes(hd - i);
+      _mm512_mask_storeu_ps(acc + i, lanes, _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, acc + i), correction));
+    }
+  }
+}
+
+// acc[h] += weights[h][j] · v_j over the positions [p0, p0 + count).
+template <KvElement E>
+void accumulate_values(const PagedKv& kv, const AttentionQuery& q, long heads, long p0, long count, long row_bytes,
+                       float (*weights)[kPositionsPerPass], float* acc) {
+  const long hd = kv.head_dim;
+  for (long j = 0; j < count; ++j) {
+    const RowAddress r = row_address(kv, q, p0 + j, row_bytes);
+    for (long i = 0; i < hd; i += 16) {
+      const __mmask16 m = vm::first_lanes(hd - i);
+      const __m512 v = load16<E>(r.values, i, m, r.value_params, kv.group_size);
+      for (long h = 0; h < heads; ++h) {
+        float* a = acc + h * hd + i;
+        _mm512_mask_storeu_ps(a, m, _mm512_fmadd_ps(_mm512_set1_ps(weights[h][j]), v, _mm512_maskz_loadu_ps(m, a)));
+      }
+    }
+  }
+}
+
+// Heads [h0, h0 + heads) of the query (heads <= kHeadsPerPass) over all its positions.
+template <KvElement E>
+void attend_heads(const PagedKv& kv, const AttentionQuery& q, long h0, long heads, const AttentionPartial& out) {
+  const long hd = kv.head_dim;
+  const long row_bytes = hd * static_cast<long>(E == KvElement::kF32 ? 4 : E == KvElement::kU8 ? 1 : 2);
+  const float* qh = q.q + h0 * hd;                // [heads, head_dim]
+  float* acc = out.acc + h0 * hd;                 // [heads, head_dim]
+  float max[kHeadsPerPass], sum[kHeadsPerPass];
+  float scores[kHeadsPerPass][kPositionsPerPass];  // scores, then softmax weights
+  for (long h = 0; h < heads; ++h) {
+    max[h] = -__builtin_inff();
+    sum[h] = 0.0f;
+    for (long i = 0; i < hd; ++i) acc[h * hd + i] = 0.0f;
+  }
+  for (long p0 = q.begin; p0 < q.end; p0 += kPositionsPerPass) {
+    const long count = q.end - p0 < kPositionsPerPass ? q.end - p0 : kPositionsPerPass;
+    score_positions<E>(kv, q, qh, heads, p0, count, row_bytes, scores);
+    for (long h = 0; h < heads; ++h) update_softmax(scores[h], count, max[h], sum[h], acc + h * hd, hd);
+    accumulate_values<E>(kv, q, heads, p0, count, row_bytes, scores, acc);
+  }
+  for (long h = 0; h < heads; ++h) {
+    out.max[h0 + h] = max[h];
+    out.sum[h0 + h] = sum[h];
+  }
+}
+
+template <KvElement E>
+void attend_all(const PagedKv& kv, const AttentionQuery& q, const AttentionPartial& out) {
+  for (long h0 = 0; h0 < q.num_heads; h0 += kHeadsPerPass) {
+    attend_heads<E>(kv, q, h0, q.num_heads - h0 < kHeadsPerPass ? q.num_heads - h0 : kHeadsPerPass, out);
+  }
+}
+
+void attend(const PagedKv& kv, const AttentionQuery& q, const AttentionPartial& out) {
+  switch (kv.element) {
+    case KvElement::kF32: attend_all<KvElement::kF32>(kv, q, out); break;
+    case KvElement::kF16: attend_all<KvElement::kF16>(kv, q, out); break;
+    case KvElement::kBf16: attend_all<KvElement::kBf16>(kv, q, out); break;
+    case KvElement::kU8: attend_all<KvElement::kU8>(kv, q, out); break;
+  }
+}
+
+// f32 → bf16 bits, round to nearest even, NaN kept quiet: the same bits as util/half.hpp.
+inline __m256i to_bf16(__m512 x) {
+  const __m512i u = _mm512_castps_si512(x);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+  const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+  return _mm512_cvtepi32_epi16(_mm512_mask_mov_epi32(rounded, nan, quiet));
+}
+
+void encode_u8_group(const float* x, long count, std::uint8_t* dst, float* params) {
+  __m512 lo = _mm512_set1_ps(__builtin_inff()), hi = _mm512_set1_ps(-__builtin_inff());
+  for (long i = 0; i < count; i += 16) {
+    const __mmask16 m = vm::first_lanes(count - i);
+    lo = _mm512_mask_min_ps(lo, m, lo, _mm512_maskz_loadu_ps(m, x + i));
+    hi = _mm512_mask_max_ps(hi, m, hi, _mm512_maskz_loadu_ps(m, x + i));
+  }
+  const float min = vm::reduce_min(lo), max = vm::reduce_max(hi);
+  const float scale = (max - min) / 255.0f;
+  const __m512 inverse = _mm512_set1_ps(scale > 0.0f ? 1.0f / scale : 0.0f);
+  for (long i = 0; i < count; i += 16) {
+    const __mmask16 m = vm::first_lanes(count - i);
+    __m512 code = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_set1_ps(min)), inverse);
+    code = _mm512_roundscale_ps(code, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    code = _mm512_min_ps(_mm512_max_ps(code, _mm512_setzero_ps()), _mm512_set1_ps(255.0f));
+    _mm_mask_storeu_epi8(dst + i, m, _mm512_cvtusepi32_epi8(_mm512_cvtps_epu32(code)));
+  }
+  params[0] = scale;
+  params[1] = min;
+}
+
+void encode(const float* x, std::size_t n, KvElement element, std::size_t group_size, std::uint8_t* dst, float* params) {
+  const long count = static_cast<long>(n);
+  if (element == KvElement::kU8) {
+    for (long g0 = 0, g = 0; g0 < count; g0 += static_cast<long>(group_size), ++g) {
+      const long size = count - g0 < static_cast<long>(group_size) ? count - g0 : static_cast<long>(group_size);
+      encode_u8_group(x + g0, size, dst + g0, params + 2 * g);
+    }
+    return;
+  }
+  for (long i = 0; i < count; i += 16) {
+    const __mmask16 m = vm::first_lanes(count - i);
+    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    switch (element) {
+      case KvElement::kF32: _mm512_mask_storeu_ps(dst + i * 4, m, v); break;
+      case KvElement::kF16:
+        _mm256_mask_storeu_epi16(dst + i * 2, m, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        break;
+      case KvElement::kBf16: _mm256_mask_storeu_epi16(dst + i * 2, m, to_bf16(v)); break;
+      case KvElement::kU8: break;
+    }
+  }
+}
+
+}  // namespace
+
+AttentionKernels avx512_attention_kernels() { return {attend, encode}; }
+
+}  // namespace kiln::kernels

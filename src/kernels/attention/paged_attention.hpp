@@ -1,0 +1,79 @@
+// The ISA-free interface of the paged-attention kernels: K/V rows stored as f32, f16, bf16 or
+// group-wise u8, read through a sequence's block table, and one query row's heads of a GQA group
+// attended over a range of positions with an online softmax. A call returns the unnormalised
+// partial state (running max, sum of exponentials, weighted sum of values), so a caller may split
+// a long context into ranges, run them on different threads and merge (merge_attention_partials).
+// Every ISA's kernels have a scalar twin (attention_reference.cpp) that they are tested against.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "kernels/cpu_isa.hpp"
+
+namespace kiln::kernels {
+
+// How one K or V element is stored. u8 is asymmetric per group of `group_size` consecutive
+// elements of one head's row: x ≈ code * scale + min, with (scale, min) as two f32 per group.
+enum class KvElement : std::uint8_t { kF32, kF16, kBf16, kU8 };
+
+std::string_view kv_element_name(KvElement element);  // "f32", "f16", "bf16", "u8"
+std::size_t kv_element_bytes(KvElement element);
+
+// One layer's paged keys and values.
+struct PagedKv {
+  KvElement element = KvElement::kF32;
+  const std::uint8_t* keys = nullptr;    // [num_blocks, num_kv_heads, block_size, head_dim] elements
+  const std::uint8_t* values = nullptr;  // same
+  const float* key_params = nullptr;     // u8 only: [num_blocks, num_kv_heads, block_size, groups, 2]
+  const float* value_params = nullptr;   // (scale, min) per group; same shape
+  std::int64_t block_size = 0;
+  std::int64_t num_kv_heads = 0;
+  std::int64_t head_dim = 0;
+  std::int64_t group_size = 0;  // u8 only; divides nothing in particular: the last group may be short
+  std::int64_t groups = 0;      // ceil(head_dim / group_size) for u8, else 0
+};
+
+// The query heads of one row that share a KV head, and the positions they attend to.
+struct AttentionQuery {
+  const float* q = nullptr;            // [num_heads, head_dim]: heads kv_head * G .. kv_head * G + G - 1
+  std::int64_t num_heads = 0;          // G, the heads in this GQA group
+  std::int64_t kv_head = 0;
+  const std::int32_t* block_table = nullptr;  // covers positions [0, end)
+  std::int64_t begin = 0, end = 0;     // positions [begin, end), end > begin
+  float scale = 1.0f;                  // applied to q·k before the softmax
+};
+
+// The softmax state of `num_heads` heads after some positions (unnormalised):
+//   max[h] = max score, sum[h] = Σ exp(score - max[h]), acc[h] = Σ exp(score - max[h]) · v.
+struct AttentionPartial {
+  float* max = nullptr;  // [num_heads]
+  float* sum = nullptr;  // [num_heads]
+  float* acc = nullptr;  // [num_heads, head_dim]
+};
+
+using AttendFn = void (*)(const PagedKv& kv, const AttentionQuery& query, const AttentionPartial& out);
+
+// Writes one head's row x [count] into a K or V row at dst (count elements of `element`);
+// for u8, params receives (scale, min) for each of ceil(count / group_size) groups.
+using EncodeKvFn = void (*)(const float* x, std::size_t count, KvElement element,
+                            std::size_t group_size, std::uint8_t* dst, float* params);
+
+struct AttentionKernels {
+  AttendFn attend = nullptr;
+  EncodeKvFn encode = nullptr;
+};
+
+// The kernels for `isa` (scalar for Isa::kScalar; the avx512 ones also serve amx).
+AttentionKernels find_attention_kernels(Isa isa);
+
+// Folds partial b into a (same heads): the state after both position ranges.
+void merge_attention_partials(const AttentionPartial& a, const AttentionPartial& b,
+                              std::int64_t num_heads, std::int64_t head_dim);
+
+// out [num_heads, head_dim] = acc / sum: the attention output of a complete partial.
+void finish_attention(const AttentionPartial& p, std::int64_t num_heads, std::int64_t head_dim,
+                      float* out);
+
+}  // namespace kiln::kernels

@@ -1,0 +1,101 @@
+// AVX2 element-wise kernels (one row per call), the 8-lane version of elementwise_avx512.cpp;
+// tails use masked loads and stores. No std:: (ISA translation unit).
+#include <immintrin.h>
+
+#include "kernels/elementwise/elementwise_isa.hpp"
+#include "kernels/elementwise/vector_math_avx2.hpp"
+
+namespace kiln::kernels {
+namespace {
+
+namespace vm = avx2_math;
+
+inline __m256 load(const float* x, long left) {
+  return left >= 8 ? _mm256_loadu_ps(x) : _mm256_maskload_ps(x, vm::first_lanes(left));
+}
+
+inline void store(float* x, long left, __m256 v) {
+  if (left >= 8) {
+    _mm256_storeu_ps(x, v);
+  } else {
+    _mm256_maskstore_ps(x, vm::first_lanes(left), v);
+  }
+}
+
+float sum_of_squares(const float* x, long dim) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  long i = 0;
+  for (; i + 32 <= dim; i += 32) {
+    const __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
+    const __m256 c = _mm256_loadu_ps(x + i + 16), d = _mm256_loadu_ps(x + i + 24);
+    s0 = _mm256_fmadd_ps(a, a, s0);
+    s1 = _mm256_fmadd_ps(b, b, s1);
+    s2 = _mm256_fmadd_ps(c, c, s2);
+    s3 = _mm256_fmadd_ps(d, d, s3);
+  }
+  for (; i < dim; i += 8) {
+    const __m256 a = load(x + i, dim - i);
+    s0 = _mm256_fmadd_ps(a, a, s0);
+  }
+  return vm::reduce_add(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+}
+
+float inverse_rms(float sum_sq, long dim, double eps) {
+  return static_cast<float>(1.0 / __builtin_sqrt(static_cast<double>(sum_sq) / static_cast<double>(dim) + eps));
+}
+
+void scale_by_gain(const float* x, const float* gain, float inv_rms, long dim, float* out) {
+  const __m256 f = _mm256_set1_ps(inv_rms);
+  for (long i = 0; i < dim; i += 8) store(out + i, dim - i, _mm256_mul_ps(_mm256_mul_ps(load(x + i, dim - i), f), load(gain + i, dim - i)));
+}
+
+void rms_norm(const float* x, const float* gain, double eps, std::size_t n, float* out) {
+  const long dim = static_cast<long>(n);
+  scale_by_gain(x, gain, inverse_rms(sum_of_squares(x, dim), dim, eps), dim, out);
+}
+
+void add_rms_norm(float* residual, const float* x, const float* gain, double eps, std::size_t n, float* out) {
+  const long dim = static_cast<long>(n);
+  __m256 s = _mm256_setzero_ps();
+  for (long i = 0; i < dim; i += 8) {
+    const __m256 r = _mm256_add_ps(load(residual + i, dim - i), load(x + i, dim - i));
+    store(residual + i, dim - i, r);
+    s = _mm256_fmadd_ps(r, r, s);
+  }
+  scale_by_gain(residual, gain, inverse_rms(vm::reduce_add(s), dim, eps), dim, out);
+}
+
+void add(float* acc, const float* x, std::size_t n) {
+  const long count = static_cast<long>(n);
+  for (long i = 0; i < count; i += 8) store(acc + i, count - i, _mm256_add_ps(load(acc + i, count - i), load(x + i, count - i)));
+}
+
+void silu_mul(const float* gate, const float* up, std::size_t n, float* out) {
+  const long count = static_cast<long>(n);
+  const __m256 one = _mm256_set1_ps(1.0f);
+  for (long i = 0; i < count; i += 8) {
+    const __m256 g = load(gate + i, count - i);
+    const __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, vm::exp(_mm256_sub_ps(_mm256_setzero_ps(), g))));
+    store(out + i, count - i, _mm256_mul_ps(silu, load(up + i, count - i)));
+  }
+}
+
+void rope(float* x, std::size_t heads, std::size_t head_dim, const float* cos, const float* sin) {
+  const long half = static_cast<long>(head_dim / 2);
+  for (std::size_t h = 0; h < heads; ++h) {
+    float* v = x + h * head_dim;
+    for (long i = 0; i < half; i += 8) {
+      const long left = half - i;
+      const __m256 a = load(v + i, left), b = load(v + half + i, left);
+      const __m256 c = load(cos + i, left), s = load(sin + i, left);
+      store(v + i, left, _mm256_fmsub_ps(a, c, _mm256_mul_ps(b, s)));
+      store(v + half + i, left, _mm256_fmadd_ps(b, c, _mm256_mul_ps(a, s)));
+    }
+  }
+}
+
+}  // namespace
+
+ElementwiseKernels avx2_elementwise_kernels() { return {rms_norm, add_rms_norm, add, silu_mul, rope}; }
+
+}  // namespace kiln::kernels

@@ -1,0 +1,100 @@
+// AVX-512 element-wise kernels (one row per call). The sum of squares runs in four f32
+// accumulators and the 1/rms factor is formed in double, which keeps RMSNorm within ~1e-6 of the
+// double-precision twin. No std:: (ISA translation unit; see src/kernels/CMakeLists.txt).
+#include <immintrin.h>
+
+#include "kernels/elementwise/elementwise_isa.hpp"
+#include "kernels/elementwise/vector_math_avx512.hpp"
+
+namespace kiln::kernels {
+namespace {
+
+namespace vm = avx512_math;
+
+float sum_of_squares(const float* x, long dim) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  long i = 0;
+  for (; i + 64 <= dim; i += 64) {
+    const __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16);
+    const __m512 c = _mm512_loadu_ps(x + i + 32), d = _mm512_loadu_ps(x + i + 48);
+    s0 = _mm512_fmadd_ps(a, a, s0);
+    s1 = _mm512_fmadd_ps(b, b, s1);
+    s2 = _mm512_fmadd_ps(c, c, s2);
+    s3 = _mm512_fmadd_ps(d, d, s3);
+  }
+  for (; i < dim; i += 16) {
+    const __m512 a = _mm512_maskz_loadu_ps(vm::first_lanes(dim - i), x + i);
+    s0 = _mm512_fmadd_ps(a, a, s0);
+  }
+  return vm::reduce_add(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+void scale_by_gain(const float* x, const float* gain, float inv_rms, long dim, float* out) {
+  const __m512 f = _mm512_set1_ps(inv_rms);
+  for (long i = 0; i < dim; i += 16) {
+    const __mmask16 m = vm::first_lanes(dim - i);
+    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), f);
+    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(v, _mm512_maskz_loadu_ps(m, gain + i)));
+  }
+}
+
+float inverse_rms(float sum_sq, long dim, double eps) {
+  return static_cast<float>(1.0 / __builtin_sqrt(static_cast<double>(sum_sq) / static_cast<double>(dim) + eps));
+}
+
+void rms_norm(const float* x, const float* gain, double eps, std::size_t n, float* out) {
+  const long dim = static_cast<long>(n);
+  scale_by_gain(x, gain, inverse_rms(sum_of_squares(x, dim), dim, eps), dim, out);
+}
+
+// The add and the sum of squares share one pass over the residual.
+void add_rms_norm(float* residual, const float* x, const float* gain, double eps, std::size_t n, float* out) {
+  const long dim = static_cast<long>(n);
+  __m512 s = _mm512_setzero_ps();
+  for (long i = 0; i < dim; i += 16) {
+    const __mmask16 m = vm::first_lanes(dim - i);
+    const __m512 r = _mm512_add_ps(_mm512_maskz_loadu_ps(m, residual + i), _mm512_maskz_loadu_ps(m, x + i));
+    _mm512_mask_storeu_ps(residual + i, m, r);
+    s = _mm512_fmadd_ps(r, r, s);
+  }
+  scale_by_gain(residual, gain, inverse_rms(vm::reduce_add(s), dim, eps), dim, out);
+}
+
+void add(float* acc, const float* x, std::size_t n) {
+  const long count = static_cast<long>(n);
+  for (long i = 0; i < count; i += 16) {
+    const __mmask16 m = vm::first_lanes(count - i);
+    _mm512_mask_storeu_ps(acc + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, acc + i), _mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+
+void silu_mul(const float* gate, const float* up, std::size_t n, float* out) {
+  const long count = static_cast<long>(n);
+  const __m512 one = _mm512_set1_ps(1.0f);
+  for (long i = 0; i < count; i += 16) {
+    const __mmask16 m = vm::first_lanes(count - i);
+    const __m512 g = _mm512_maskz_loadu_ps(m, gate + i);
+    const __m512 silu = _mm512_div_ps(g, _mm512_add_ps(one, vm::exp(_mm512_sub_ps(_mm512_setzero_ps(), g))));
+    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(silu, _mm512_maskz_loadu_ps(m, up + i)));
+  }
+}
+
+void rope(float* x, std::size_t heads, std::size_t head_dim, const float* cos, const float* sin) {
+  const long half = static_cast<long>(head_dim / 2);
+  for (std::size_t h = 0; h < heads; ++h) {
+    float* v = x + h * head_dim;
+    for (long i = 0; i < half; i += 16) {
+      const __mmask16 m = vm::first_lanes(half - i);
+      const __m512 a = _mm512_maskz_loadu_ps(m, v + i), b = _mm512_maskz_loadu_ps(m, v + half + i);
+      const __m512 c = _mm512_maskz_loadu_ps(m, cos + i), s = _mm512_maskz_loadu_ps(m, sin + i);
+      _mm512_mask_storeu_ps(v + i, m, _mm512_fmsub_ps(a, c, _mm512_mul_ps(b, s)));
+      _mm512_mask_storeu_ps(v + half + i, m, _mm512_fmadd_ps(b, c, _mm512_mul_ps(a, s)));
+    }
+  }
+}
+
+}  // namespace
+
+ElementwiseKernels avx512_elementwise_kernels() { return {rms_norm, add_rms_norm, add, silu_mul, rope}; }
+
+}  // namespace kiln::kernels

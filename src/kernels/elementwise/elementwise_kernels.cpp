@@ -1,0 +1,48 @@
+// Kernel lookup, and the scalar level: one-row adapters over the reference twins.
+#include "kernels/elementwise/elementwise_kernels.hpp"
+
+#include "kernels/elementwise/elementwise_isa.hpp"
+#include "kernels/reference/elementwise.hpp"
+#include "util/error.hpp"
+
+namespace kiln::kernels {
+namespace {
+
+namespace ref = reference;
+
+void rms_norm_scalar(const float* x, const float* gain, double eps, std::size_t dim, float* out) {
+  ref::rms_norm(x, gain, eps, 1, static_cast<std::int64_t>(dim), out);
+}
+
+void add_rms_norm_scalar(float* residual, const float* x, const float* gain, double eps, std::size_t dim, float* out) {
+  ref::add(residual, x, static_cast<std::int64_t>(dim));
+  ref::rms_norm(residual, gain, eps, 1, static_cast<std::int64_t>(dim), out);
+}
+
+void add_scalar(float* acc, const float* x, std::size_t count) { ref::add(acc, x, static_cast<std::int64_t>(count)); }
+
+void silu_mul_scalar(const float* gate, const float* up, std::size_t count, float* out) {
+  ref::silu_mul(gate, up, static_cast<std::int64_t>(count), out);
+}
+
+void rope_scalar(float* x, std::size_t heads, std::size_t head_dim, const float* cos, const float* sin) {
+  ref::rope_rotate_half(x, 1, static_cast<std::int64_t>(heads), static_cast<std::int64_t>(head_dim), cos, sin);
+}
+
+}  // namespace
+
+ElementwiseKernels find_elementwise_kernels(Isa isa) {
+  if (!isa_supported(isa)) {
+    fail(ErrorKind::kUnsupported, "ISA '{}' is not supported by this CPU (detected: {})", isa_name(isa),
+         isa_name(detected_isa()));
+  }
+  switch (isa) {
+    case Isa::kAvx2: return avx2_elementwise_kernels();
+    case Isa::kAvx512:
+    case Isa::kAmx: return avx512_elementwise_kernels();
+    case Isa::kScalar: break;
+  }
+  return {rms_norm_scalar, add_rms_norm_scalar, add_scalar, silu_mul_scalar, rope_scalar};
+}
+
+}  // namespace kiln::kernels
