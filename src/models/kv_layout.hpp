@@ -21,4 +21,11 @@ struct KvCacheLayout {
   std::int64_t num_tokens() const { return num_blocks * block_size; }
 };
 
+// One whole-block copy in the paged KV cache (every layer, keys and values): how a forked
+// sequence (a beam) gets a private copy of a block it shares before writing into it.
+struct KvBlockCopy {
+  std::int64_t src = 0;
+  std::int64_t dst = 0;
+};
+
 }  // namespace kiln::models

@@ -22,6 +22,9 @@ class LanguageModel {
   // writes the requested logits to `out` (resized as needed). Chunks must use disjoint blocks
   // for the positions they write.
   virtual void step(std::span<const SequenceChunk> batch, StepOutput& out) = 0;
+
+  // Copies whole KV blocks, in order (Ops::copy_kv_blocks): copy-on-write for forked sequences.
+  virtual void copy_blocks(std::span<const KvBlockCopy> copies) = 0;
 };
 
 }  // namespace kiln::models

@@ -23,6 +23,7 @@ class LlamaModel final : public LanguageModel {
   const ir::ModelConfig& config() const override { return config_; }
   const KvCacheLayout& kv_cache_layout() const override { return ops_->kv_cache_layout(); }
   void step(std::span<const SequenceChunk> batch, StepOutput& out) override;
+  void copy_blocks(std::span<const KvBlockCopy> copies) override { ops_->copy_kv_blocks(copies); }
 
  private:
   struct Layer {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/tensor_view.hpp"
+#include "util/error.hpp"
 #include "models/kv_layout.hpp"
 
 namespace kiln::models {
@@ -89,11 +90,21 @@ class Ops {
   virtual void store_kv(std::int64_t layer, const float* k, const float* v,
                         std::span<const std::int64_t> slots) = 0;
 
+  // For each copy, in the given order, block dst of every layer's keys and values becomes a copy
+  // of block src (all block_size positions, with their scales when quantised). Order matters:
+  // a source freed after its copy was planned may be reused as a later copy's destination.
+  // Beam search and n-sample requests need it; a backend without it fails here (kUnsupported).
+  virtual void copy_kv_blocks(std::span<const KvBlockCopy> copies);
+
   // Causal attention of q [rows, num_heads, head_dim] over each sequence's cached keys and
   // values (the current rows already stored); out has q's shape. GQA: head h reads KV head
   // h / (num_heads / num_kv_heads).
   virtual void attention(std::int64_t layer, const float* q, std::int64_t num_heads,
                          std::span<const AttentionSequence> sequences, float scale, float* out) = 0;
 };
+
+inline void Ops::copy_kv_blocks(std::span<const KvBlockCopy> copies) {
+  if (!copies.empty()) fail(ErrorKind::kUnsupported, "this backend cannot copy KV blocks (needed by beam search and n samples)");
+}
 
 }  // namespace kiln::models

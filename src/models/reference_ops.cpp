@@ -115,6 +115,20 @@ void ReferenceOps::store_kv(std::int64_t layer, const float* k, const float* v, 
   }
 }
 
+void ReferenceOps::copy_kv_blocks(std::span<const KvBlockCopy> copies) {
+  const KvCacheLayout& l = kv_layout_;
+  const std::int64_t block_floats = l.num_kv_heads * l.block_size * l.head_dim;  // [kv_heads, block_size, head_dim]
+  for (const KvBlockCopy& c : copies) {
+    if (c.src < 0 || c.src >= l.num_blocks || c.dst < 0 || c.dst >= l.num_blocks) {
+      fail(ErrorKind::kInternal, "KV block copy {} -> {} is outside the cache's {} blocks", c.src, c.dst, l.num_blocks);
+    }
+    for (std::size_t layer = 0; layer < keys_.size(); ++layer) {
+      std::copy_n(keys_[layer].data() + c.src * block_floats, block_floats, keys_[layer].data() + c.dst * block_floats);
+      std::copy_n(values_[layer].data() + c.src * block_floats, block_floats, values_[layer].data() + c.dst * block_floats);
+    }
+  }
+}
+
 void ReferenceOps::attention(std::int64_t layer, const float* q, std::int64_t num_heads,
                              std::span<const AttentionSequence> sequences, float scale, float* out) {
   const KvCacheLayout& l = kv_layout_;

@@ -26,6 +26,7 @@ class ReferenceOps final : public Ops {
             std::int64_t head_dim, const RotaryTable& table) override;
   void silu_mul(const float* gate, const float* up, std::int64_t count, float* out) override;
   void store_kv(std::int64_t layer, const float* k, const float* v, std::span<const std::int64_t> slots) override;
+  void copy_kv_blocks(std::span<const KvBlockCopy> copies) override;
   void attention(std::int64_t layer, const float* q, std::int64_t num_heads,
                  std::span<const AttentionSequence> sequences, float scale, float* out) override;
 

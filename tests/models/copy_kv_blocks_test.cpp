@@ -1,0 +1,63 @@
+// Oracle for ReferenceOps::copy_kv_blocks: a sequence that reads a copied block sees the same
+// keys and values as one reading the original (attention over the block's positions gives the
+// same output, and over a single position returns its value exactly), in every layer; and copies
+// run in order, so a block freed after being copied can be a later copy's destination.
+#include <gtest/gtest.h>
+
+#include "models/reference_ops.hpp"
+#include "support/test_support.hpp"
+
+namespace kiln::models {
+namespace {
+
+KvCacheLayout small_layout() {
+  KvCacheLayout l;
+  l.num_layers = 2;
+  l.num_blocks = 4;
+  l.block_size = 2;
+  l.num_kv_heads = 1;
+  l.head_dim = 2;
+  return l;
+}
+
+// Attention of one query at position 0 (a single key) reads back that position's value.
+std::vector<float> value_at_block(ReferenceOps& ops, std::int64_t layer, std::int32_t block) {
+  const std::vector<std::int32_t> table{block};
+  const std::vector<float> q{0.5f, -1.0f};
+  std::vector<float> out(2);
+  const AttentionSequence s{0, 1, 0, table};
+  ops.attention(layer, q.data(), 1, std::span(&s, 1), 1.0f, out.data());
+  return out;
+}
+
+TEST(ReferenceOpsCopyKvBlocks, CopiedBlockReadsLikeTheOriginalInEveryLayer) {
+  ReferenceOps ops;
+  ops.allocate_kv_cache(small_layout());
+  const std::vector<std::int64_t> slot{0 * 2 + 0};  // block 0, offset 0
+  for (std::int64_t layer = 0; layer < 2; ++layer) {
+    const std::vector<float> k{1.0f, 2.0f}, v{3.0f + float(layer), -4.0f};
+    ops.store_kv(layer, k.data(), v.data(), slot);
+  }
+  const std::vector<KvBlockCopy> copies{{0, 3}};
+  ops.copy_kv_blocks(copies);
+  for (std::int64_t layer = 0; layer < 2; ++layer) {
+    EXPECT_EQ(value_at_block(ops, layer, 3), value_at_block(ops, layer, 0)) << layer;
+    EXPECT_EQ(value_at_block(ops, layer, 3), (std::vector<float>{3.0f + float(layer), -4.0f}));
+  }
+}
+
+TEST(ReferenceOpsCopyKvBlocks, RunsCopiesInOrder) {
+  ReferenceOps ops;
+  ops.allocate_kv_cache(small_layout());
+  const std::vector<float> k{0.0f, 0.0f}, a{1.0f, 1.0f}, b{2.0f, 2.0f};
+  ops.store_kv(0, k.data(), a.data(), std::vector<std::int64_t>{0});      // block 0 holds a
+  ops.store_kv(0, k.data(), b.data(), std::vector<std::int64_t>{2 * 2});  // block 2 holds b
+  // Block 0 is copied away first, then overwritten by block 2.
+  ops.copy_kv_blocks(std::vector<KvBlockCopy>{{0, 1}, {2, 0}});
+  EXPECT_EQ(value_at_block(ops, 0, 1), a);
+  EXPECT_EQ(value_at_block(ops, 0, 0), b);
+  EXPECT_KILN_ERROR(ops.copy_kv_blocks(std::vector<KvBlockCopy>{{0, 9}}), "outside the cache");
+}
+
+}  // namespace
+}  // namespace kiln::models
