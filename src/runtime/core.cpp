@@ -1,0 +1,148 @@
+#include "runtime/core.hpp"
+
+#include <algorithm>
+
+#include "ir/hf_checkpoint.hpp"
+#include "ir/ir_model.hpp"
+#include "models/model_factory.hpp"
+#include "models/reference_ops.hpp"
+#include "models/tensor_specs.hpp"
+#include "runtime/cpu/cpu_ops.hpp"
+#include "runtime/thread_pool.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace kiln::runtime {
+namespace {
+
+// The reference backend has no knobs: a property set away from its default would be ignored,
+// so it is an error instead.
+void check_reference_properties(const DeviceProperties& p) {
+  const DeviceProperties defaults;
+  for (const PropertySpec& spec : device_property_specs()) {
+    if (spec.name == "KV_CACHE_PRECISION" && p.kv_cache_precision == models::KvPrecision::kF32) continue;
+    if (spec.get(p) != spec.get(defaults)) {
+      fail("property {} does not apply to the {} device (it runs scalar f32 with an f32 KV cache); accepted there: "
+           "KV_CACHE_PRECISION=f32", spec.name, kReferenceDevice);
+    }
+  }
+}
+
+std::shared_ptr<ThreadPool> make_pool(const DeviceProperties& p) {
+  ThreadPoolOptions o;
+  o.num_threads = p.inference_num_threads;
+  o.pin_threads = p.performance_hint == PerformanceHint::kLatency;
+  o.spin_us = p.performance_hint == PerformanceHint::kLatency ? 200 : 20;
+  return std::make_shared<ThreadPool>(o);
+}
+
+struct OpenedWeights {
+  std::shared_ptr<const ir::TensorSource> source;
+  ir::ModelConfig config;
+  Json generation_config;
+  bool verified = false;
+};
+
+OpenedWeights open_weights(const std::filesystem::path& dir, bool verify) {
+  if (ir::IrModel::is_ir_dir(dir)) {
+    auto m = std::make_shared<ir::IrModel>(dir, ir::IrOpenOptions{.verify_checksums = verify});
+    return {m, m->config(), m->generation_config(), verify};
+  }
+  auto c = std::make_shared<ir::HfCheckpoint>(dir);
+  return {c, c->config(), c->generation_config(), false};
+}
+
+bool is_file_mapping(const ir::TensorSource& source) {
+  return dynamic_cast<const ir::IrModel*>(&source) != nullptr || dynamic_cast<const ir::HfCheckpoint*>(&source) != nullptr;
+}
+
+}  // namespace
+
+models::KvCacheLayout kv_cache_layout(const ir::ModelConfig& config, const KvCacheRequest& r,
+                                      models::KvPrecision precision, std::int64_t u8_group_size) {
+  if (r.context_tokens <= 0 || r.max_sequences <= 0 || r.block_size <= 0) {
+    fail("KV cache request: context_tokens, max_sequences and block_size must be positive (got {}, {}, {})",
+         r.context_tokens, r.max_sequences, r.block_size);
+  }
+  models::KvCacheLayout kv;
+  kv.block_size = r.block_size;
+  const std::int64_t context = std::min(r.context_tokens, config.max_position_embeddings);
+  kv.num_blocks = r.max_sequences * ((context + kv.block_size - 1) / kv.block_size);
+  kv.precision = precision;
+  kv.u8_group_size = u8_group_size;
+  return kv;
+}
+
+namespace {
+
+CompiledModel build_cpu_model(const ir::ModelConfig& config, std::shared_ptr<const ir::TensorSource> weights,
+                              const DeviceProperties& p, const KvCacheRequest& request, Isa isa,
+                              std::shared_ptr<ThreadPool> pool, std::shared_ptr<const CompiledWeights> compiled) {
+  CompiledModel out;
+  out.config = config;
+  out.weights = weights;
+  out.info.device = std::string(kCpuDevice);
+  out.info.isa = isa;
+  out.info.num_threads = pool->num_threads();
+  out.info.compile = compiled->report();
+  auto ops = std::make_unique<CpuOps>(isa, p, std::move(compiled), std::move(pool));
+  const CpuOps& cpu = *ops;
+  out.model = models::create_language_model(config, weights, std::move(ops),
+                                            kv_cache_layout(config, request, p.kv_cache_precision, p.kv_cache_group_size));
+  out.info.kv_cache_bytes = cpu.kv_cache_bytes();
+  init_logging();
+  spdlog::info("compiled {} for CPU: isa {}, {} threads, {:.1f} MB packed ({}), KV {}", weights->origin(),
+               isa_name(isa), out.info.num_threads, double(out.info.compile.packed_bytes) / 1e6,
+               out.info.compile.cache_enabled ? cache_lookup_name(out.info.compile.lookup) : "no cache",
+               kv_precision_name(p.kv_cache_precision));
+  return out;
+}
+
+}  // namespace
+
+CompiledModel Core::compile_model(const ir::ModelConfig& config, std::shared_ptr<const ir::TensorSource> weights,
+                                  std::string_view device, const DeviceProperties& p, const KvCacheRequest& request) const {
+  if (device == kReferenceDevice) {
+    check_reference_properties(p);
+    CompiledModel out;
+    out.config = config;
+    out.weights = weights;
+    out.info.device = std::string(device);
+    out.model = models::create_language_model(config, weights, std::make_unique<models::ReferenceOps>(),
+                                              kv_cache_layout(config, request, models::KvPrecision::kF32, 32));
+    return out;
+  }
+  if (device != kCpuDevice) fail("device '{}' is not available (accepted: {}, {})", device, kCpuDevice, kReferenceDevice);
+  const Isa isa = select_isa(p.isa);
+  std::shared_ptr<ThreadPool> pool = make_pool(p);
+  models::validate_tensors(config, *weights);  // before packing: its errors name every bad tensor
+  std::shared_ptr<const CompiledWeights> compiled =
+      CompiledWeights::compile(plan_weights(config, *weights, isa), *weights, p.cache_dir, *pool, is_file_mapping(*weights));
+  return build_cpu_model(config, std::move(weights), p, request, isa, std::move(pool), std::move(compiled));
+}
+
+CompiledModel Core::read_and_compile(const std::filesystem::path& dir, std::string_view device,
+                                     const DeviceProperties& p, const KvCacheRequest& kv) const {
+  // On a warm compile cache the packed weights come from the (hash-checked) entry, so an IR's
+  // tensor checksums need not be recomputed; otherwise they are, before anything is packed.
+  if (device == kCpuDevice && !p.cache_dir.empty() && ir::IrModel::is_ir_dir(dir)) {
+    const OpenedWeights unverified = open_weights(dir, /*verify=*/false);
+    models::validate_tensors(unverified.config, *unverified.source);
+    const Isa isa = select_isa(p.isa);
+    std::shared_ptr<ThreadPool> pool = make_pool(p);
+    std::shared_ptr<const CompiledWeights> cached = CompiledWeights::map_cached(
+        plan_weights(unverified.config, *unverified.source, isa), *unverified.source, p.cache_dir, *pool, nullptr);
+    if (cached) {
+      CompiledModel out = build_cpu_model(unverified.config, unverified.source, p, kv, isa, std::move(pool), std::move(cached));
+      out.generation_config = unverified.generation_config;
+      return out;
+    }
+  }
+  const OpenedWeights opened = open_weights(dir, /*verify=*/true);
+  CompiledModel out = compile_model(opened.config, opened.source, device, p, kv);
+  out.generation_config = opened.generation_config;
+  out.info.verified_checksums = opened.verified;
+  return out;
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,50 @@
+// Paged attention for one layer of a step on the thread pool. Work is split into tasks of
+// (query row, KV head): each attends the row's GQA group of query heads to every position it may
+// see, reading K and V once for the group. When there are too few rows and KV heads to keep every
+// thread busy (one decoding sequence, few KV heads, long context) the positions are split into
+// ranges whose partial softmax states are merged afterwards.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "kernels/attention/paged_attention.hpp"
+#include "models/ops.hpp"
+
+namespace kiln {
+class ThreadPool;
+}
+
+namespace kiln::runtime {
+
+class AttentionRunner {
+ public:
+  // min_split_positions: a context range is never shorter than this (smaller ranges cost more
+  // in merging than they gain in parallelism).
+  AttentionRunner(kernels::AttendFn attend, ThreadPool& pool, std::int64_t min_split_positions = 256);
+
+  // out [rows, num_heads, head_dim] = causal attention of q (same shape) over each sequence's
+  // cached keys and values (models::Ops::attention).
+  void run(const kernels::PagedKv& kv, const float* q, std::int64_t num_heads,
+           std::span<const models::AttentionSequence> sequences, float scale, float* out);
+
+ private:
+  struct Task {
+    std::int64_t row;      // in the batch
+    std::int64_t kv_head;
+    std::int64_t begin, end;  // positions
+    std::int64_t slot;     // partial-state slot when the row's context is split, else -1
+    const std::int32_t* block_table;
+  };
+
+  std::int64_t splits_for(std::int64_t units, std::int64_t context) const;
+
+  kernels::AttendFn attend_;
+  ThreadPool& pool_;
+  std::int64_t min_split_positions_;
+  std::vector<Task> tasks_;            // grown to the largest step, then reused
+  std::vector<float> stats_;           // [tasks, 2, group]: max and sum of each task
+  std::vector<float> split_acc_;       // [split slots, group, head_dim]
+};
+
+}  // namespace kiln::runtime

@@ -1,0 +1,68 @@
+#include "runtime/cpu/linear_runner.hpp"
+
+#include <algorithm>
+
+#include "runtime/thread_pool.hpp"
+#include "util/error.hpp"
+
+namespace kiln::runtime {
+namespace {
+
+// Rows quantised per task: big enough to amortise a task, small enough to spread a prefill.
+constexpr std::size_t kQuantizeRowsPerTask = 16;
+
+}  // namespace
+
+LinearRunner::LinearRunner(Isa isa, std::size_t act_group_size, ThreadPool& pool)
+    : quantize_(kernels::find_quantize_activations(isa)), act_group_size_(act_group_size), pool_(pool) {}
+
+const kernels::QuantizedActivations& LinearRunner::quantize(const float* x, std::size_t rows, std::size_t in) {
+  auto it = std::find_if(buffers_.begin(), buffers_.end(), [&](const Buffer& b) { return b.in == in; });
+  if (it == buffers_.end()) it = buffers_.insert(buffers_.end(), Buffer{in, 0, nullptr});
+  if (it->rows < rows) {  // grows with the largest step seen, then stays
+    it->storage = std::make_unique<kernels::ActivationBuffer>(rows, in, act_group_size_);
+    it->rows = rows;
+  }
+  view_ = it->storage->view(rows);
+  const std::size_t tasks = (rows + kQuantizeRowsPerTask - 1) / kQuantizeRowsPerTask;
+  pool_.parallel_for(tasks, [&](std::size_t t, std::size_t) {
+    quantize_(x, view_, t * kQuantizeRowsPerTask, std::min(rows, (t + 1) * kQuantizeRowsPerTask));
+  });
+  return view_;
+}
+
+void LinearRunner::run(const float* x, std::int64_t rows, std::span<const models::LinearTarget> targets) {
+  if (targets.empty() || rows <= 0) return;
+  if (targets.size() > kMaxTargets) fail(ErrorKind::kInternal, "linear(): {} targets, at most {}", targets.size(), kMaxTargets);
+  const auto n = static_cast<std::size_t>(rows);
+  const kernels::QuantizedActivations* xq = nullptr;
+  Job jobs[kMaxTargets];
+  std::size_t tiles = 0;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const CpuWeight& w = as_cpu(*targets[i].weight);
+    if (!w.matrix) fail(ErrorKind::kInternal, "linear(): a target's weight is not a matrix");
+    const BoundMatrix& m = *w.matrix;
+    if (m.mode == kernels::ActivationMode::kInt8 && xq == nullptr) xq = &quantize(x, n, m.packed.layout.in);
+    const float* bias = targets[i].bias ? as_cpu(*targets[i].bias).values.data() : nullptr;
+    jobs[i] = Job{&m, m.kernels.for_rows(n),
+                  kernels::MatmulArgs{n, x, xq, targets[i].out, m.packed.layout.out, bias}, tiles};
+    kernels::check_matmul_args(m.packed, jobs[i].args, m.mode, m.name);
+    tiles += m.packed.layout.tiles;
+  }
+  // A few contiguous tile ranges per thread, claimed dynamically.
+  const std::size_t tasks = std::min(tiles, pool_.num_threads() * 4);
+  const std::size_t count = targets.size();
+  pool_.parallel_for(tasks, [&](std::size_t task, std::size_t) {
+    const std::size_t tile_begin = tiles * task / tasks, tile_end = tiles * (task + 1) / tasks;
+    for (std::size_t i = 0; i < count; ++i) {
+      const Job& j = jobs[i];
+      const kernels::PackedLayout& l = j.matrix->packed.layout;
+      const std::size_t begin = std::max(tile_begin, j.first_tile), end = std::min(tile_end, j.first_tile + l.tiles);
+      if (begin >= end) continue;
+      j.fn(j.matrix->packed, j.args, (begin - j.first_tile) * l.tile_rows,
+           std::min(l.out, (end - j.first_tile) * l.tile_rows));
+    }
+  });
+}
+
+}  // namespace kiln::runtime

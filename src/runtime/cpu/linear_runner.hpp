@@ -1,0 +1,50 @@
+// linear() on the thread pool: the input is quantised to int8 once for every target that takes
+// int8 activations, then the output rows (weight tiles) of all targets form one index space that
+// the threads split, so Q/K/V or gate/up cost one wake-up and one barrier together.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "kernels/matmul.hpp"
+#include "models/ops.hpp"
+#include "runtime/cpu/cpu_weight.hpp"
+
+namespace kiln {
+class ThreadPool;
+}
+
+namespace kiln::runtime {
+
+class LinearRunner {
+ public:
+  // act_group_size: DYNAMIC_QUANTIZATION_GROUP_SIZE (used by int8-mode matrices only).
+  LinearRunner(Isa isa, std::size_t act_group_size, ThreadPool& pool);
+
+  void run(const float* x, std::int64_t rows, std::span<const models::LinearTarget> targets);
+
+ private:
+  struct Job {
+    const BoundMatrix* matrix;
+    kernels::MatmulFn fn;
+    kernels::MatmulArgs args;
+    std::size_t first_tile;
+  };
+  static constexpr std::size_t kMaxTargets = 4;
+
+  const kernels::QuantizedActivations& quantize(const float* x, std::size_t rows, std::size_t in);
+
+  kernels::QuantizeActivationsFn quantize_;
+  std::size_t act_group_size_;
+  ThreadPool& pool_;
+  // Per input width: a buffer for as many rows as the largest step so far.
+  struct Buffer {
+    std::size_t in = 0, rows = 0;
+    std::unique_ptr<kernels::ActivationBuffer> storage;
+  };
+  std::vector<Buffer> buffers_;
+  kernels::QuantizedActivations view_;
+};
+
+}  // namespace kiln::runtime

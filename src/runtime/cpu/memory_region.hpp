@@ -1,0 +1,37 @@
+// Page-granular memory for the compiled CPU model: anonymous regions (packed weights without a
+// compile cache, the KV cache), which cost no resident memory until touched, and a way to hand
+// back the pages of a read-only file mapping once its bytes have been repacked.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace kiln::runtime {
+
+class AnonymousMemory {
+ public:
+  AnonymousMemory() = default;
+  // Zero-filled, page-aligned. huge_pages asks for transparent huge pages (fewer TLB misses when
+  // decode streams every weight); the kernel may decline. Throws kiln::Error (kIo) on failure.
+  AnonymousMemory(std::size_t bytes, bool huge_pages);
+  ~AnonymousMemory();
+  AnonymousMemory(AnonymousMemory&& other) noexcept;
+  AnonymousMemory& operator=(AnonymousMemory&& other) noexcept;
+  AnonymousMemory(const AnonymousMemory&) = delete;
+  AnonymousMemory& operator=(const AnonymousMemory&) = delete;
+
+  std::uint8_t* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// Drops the whole pages inside `bytes` from this process's page tables (MADV_DONTNEED). Only for
+// bytes of a private read-only *file* mapping, where a later read simply faults the page back
+// in from the file; on anonymous memory it would zero the data.
+void release_file_pages(std::span<const std::uint8_t> bytes);
+
+}  // namespace kiln::runtime

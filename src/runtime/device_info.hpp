@@ -1,0 +1,40 @@
+// What `kiln devices` reports about a device: for the CPU its model name, the kernel level kiln
+// selects (and the features behind it), the CPUs this process may use, and the cache sizes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu_isa.hpp"
+
+namespace kiln::runtime {
+
+inline constexpr std::string_view kCpuDevice = "CPU";
+// The scalar f32 oracle backend, selectable for comparisons and tests.
+inline constexpr std::string_view kReferenceDevice = "REFERENCE";
+
+struct CacheLevel {
+  int level = 0;
+  std::string type;  // "Data", "Instruction", "Unified"
+  std::uint64_t size_bytes = 0;
+  int shared_by_cpus = 0;
+};
+
+struct DeviceInfo {
+  std::string name;         // "CPU"
+  std::string full_name;    // "AMD EPYC 9554 64-Core Processor"
+  Isa isa = Isa::kScalar;   // the kernel level selected by default
+  std::string features;     // describe_cpu_features()
+  int allowed_cpus = 0;     // CPUs this process may run on (affinity mask)
+  int online_cpus = 0;
+  std::vector<CacheLevel> caches;  // of CPU 0, from sysfs; empty where sysfs does not say
+};
+
+// Names accepted as a device: CPU, REFERENCE.
+std::vector<std::string> device_names();
+
+// Describes one device; throws kiln::Error for an unknown name, listing the accepted ones.
+DeviceInfo describe_device(std::string_view name);
+
+}  // namespace kiln::runtime

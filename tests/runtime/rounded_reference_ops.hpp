@@ -1,0 +1,111 @@
+// The oracle for the compiled backend's deliberate roundings: the reference backend (scalar f32,
+// double accumulation) that also rounds what the compiled kernels round by design — every K/V
+// row stored through the KV cache's element type (the scalar encode/decode twins), and the
+// activations multiplied by bf16 weights to bf16 (as vdpbf16ps needs). What remains between the
+// two is accumulation order, so the tolerance can stay tight.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "kernels/attention/attention_reference.hpp"
+#include "models/reference_ops.hpp"
+#include "util/half.hpp"
+
+namespace kiln::runtime::testing {
+
+class RoundedReferenceOps final : public models::Ops {
+ public:
+  explicit RoundedReferenceOps(kernels::KvElement kv_element) : kv_element_(kv_element) {}
+
+  std::unique_ptr<models::Weight> load_weight(const ir::TensorView& tensor, models::WeightUse use) override {
+    auto w = std::make_unique<Wrapped>();
+    w->inner = inner_.load_weight(tensor, use);
+    w->bf16_activations = use != models::WeightUse::kVector && tensor.dtype == ir::DType::kBF16;
+    w->in = tensor.shape.size() == 2 ? static_cast<std::size_t>(tensor.shape[1]) : 0;
+    return w;
+  }
+  // The reference keeps f32 K/V; the rounding happens in store_kv.
+  void allocate_kv_cache(const models::KvCacheLayout& layout) override {
+    layout_ = layout;
+    models::KvCacheLayout f32 = layout;
+    f32.precision = models::KvPrecision::kF32;
+    inner_.allocate_kv_cache(f32);
+    group_size_ = static_cast<std::size_t>(std::min(layout.u8_group_size, layout.head_dim));
+  }
+  const models::KvCacheLayout& kv_cache_layout() const override { return layout_; }
+
+  void embed(const models::Weight& table, std::span<const std::int32_t> ids, float* out) override {
+    inner_.embed(unwrap(table), ids, out);
+  }
+  void rms_norm(const float* x, const models::Weight& gain, double eps, std::int64_t rows, std::int64_t dim,
+                float* out) override {
+    inner_.rms_norm(x, unwrap(gain), eps, rows, dim, out);
+  }
+  void add_rms_norm(float* residual, const float* x, const models::Weight& gain, double eps, std::int64_t rows,
+                    std::int64_t dim, float* out) override {
+    inner_.add_rms_norm(residual, x, unwrap(gain), eps, rows, dim, out);
+  }
+  void add(float* acc, const float* x, std::int64_t count) override { inner_.add(acc, x, count); }
+
+  // Each target on its own, with x rounded to bf16 where its weight is bf16.
+  void linear(const float* x, std::int64_t rows, std::span<const models::LinearTarget> targets) override {
+    for (const models::LinearTarget& t : targets) {
+      const auto& w = static_cast<const Wrapped&>(*t.weight);
+      const float* input = x;
+      if (w.bf16_activations) {
+        rounded_.assign(x, x + static_cast<std::size_t>(rows) * w.in);
+        for (float& v : rounded_) v = bf16_to_f32(f32_to_bf16(v));
+        input = rounded_.data();
+      }
+      const models::LinearTarget inner{w.inner.get(), t.bias ? &unwrap(*t.bias) : nullptr, t.out};
+      inner_.linear(input, rows, {&inner, 1});
+    }
+  }
+  void rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads, std::int64_t num_kv_heads,
+            std::int64_t head_dim, const models::RotaryTable& table) override {
+    inner_.rope(q, k, rows, num_heads, num_kv_heads, head_dim, table);
+  }
+  void silu_mul(const float* gate, const float* up, std::int64_t count, float* out) override {
+    inner_.silu_mul(gate, up, count, out);
+  }
+  // K/V rows [rows, kv_heads, head_dim] pass through the KV element type before the store.
+  void store_kv(std::int64_t layer, const float* k, const float* v, std::span<const std::int64_t> slots) override {
+    const models::KvCacheLayout& l = layout_;
+    const auto count = static_cast<std::size_t>(slots.size() * l.num_kv_heads);
+    const auto hd = static_cast<std::size_t>(l.head_dim);
+    std::vector<float> k_rounded(k, k + count * hd), v_rounded(v, v + count * hd);  // [rows, kv_heads, head_dim]
+    for (std::size_t r = 0; r < count; ++r) {
+      round_row(k_rounded.data() + r * hd, hd);
+      round_row(v_rounded.data() + r * hd, hd);
+    }
+    inner_.store_kv(layer, k_rounded.data(), v_rounded.data(), slots);
+  }
+  void copy_kv_blocks(std::span<const models::KvBlockCopy> copies) override { inner_.copy_kv_blocks(copies); }
+  void attention(std::int64_t layer, const float* q, std::int64_t num_heads,
+                 std::span<const models::AttentionSequence> sequences, float scale, float* out) override {
+    inner_.attention(layer, q, num_heads, sequences, scale, out);
+  }
+
+ private:
+  struct Wrapped final : models::Weight {
+    std::unique_ptr<models::Weight> inner;
+    bool bf16_activations = false;
+    std::size_t in = 0;  // matrices: the input width
+  };
+  static const models::Weight& unwrap(const models::Weight& w) { return *static_cast<const Wrapped&>(w).inner; }
+  void round_row(float* row, std::size_t hd) const {
+    std::vector<std::uint8_t> code(hd * 4);
+    std::vector<float> params((hd + group_size_ - 1) / group_size_ * 2);
+    kernels::reference::encode_kv(row, hd, kv_element_, group_size_, code.data(), params.data());
+    kernels::reference::decode_kv(code.data(), hd, kv_element_, group_size_, params.data(), row);
+  }
+
+  models::ReferenceOps inner_;
+  models::KvCacheLayout layout_;
+  kernels::KvElement kv_element_;
+  std::size_t group_size_ = 32;
+  std::vector<float> rounded_;  // [rows, in]
+};
+
+}  // namespace kiln::runtime::testing

@@ -1,0 +1,85 @@
+// Helpers for the runtime tests: compiling a source for CPU or REFERENCE, one full forward,
+// greedy decoding, logits comparison.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <span>
+#include <vector>
+
+#include "ir/hf_checkpoint.hpp"
+#include "models/model_factory.hpp"
+#include "runtime/core.hpp"
+#include "runtime/cpu/paged_kv_store.hpp"
+#include "rounded_reference_ops.hpp"
+
+namespace kiln::runtime::testing {
+
+inline CompiledModel compile_cpu(std::shared_ptr<const ir::HfCheckpoint> checkpoint, DeviceProperties properties,
+                                 std::int64_t context = 256) {
+  return Core().compile_model(checkpoint->config(), checkpoint, kCpuDevice, properties,
+                              {.context_tokens = context, .max_sequences = 2, .block_size = 4});
+}
+
+inline CompiledModel compile_reference(std::shared_ptr<const ir::HfCheckpoint> checkpoint, std::int64_t context = 256) {
+  return Core().compile_model(checkpoint->config(), checkpoint, kReferenceDevice, {.kv_cache_precision = models::KvPrecision::kF32},
+                              {.context_tokens = context, .max_sequences = 2, .block_size = 4});
+}
+
+// The reference forward with the compiled backend's deliberate roundings (RoundedReferenceOps):
+// K/V through `precision`, activations of bf16 weights through bf16.
+inline std::unique_ptr<models::LanguageModel> rounded_reference(std::shared_ptr<const ir::HfCheckpoint> checkpoint,
+                                                                models::KvPrecision precision,
+                                                                std::int64_t context = 256) {
+  const KvCacheRequest request{.context_tokens = context, .max_sequences = 2, .block_size = 4};
+  return models::create_language_model(checkpoint->config(), checkpoint,
+                                       std::make_unique<RoundedReferenceOps>(kv_element(precision)),
+                                       kv_cache_layout(checkpoint->config(), request, precision, 32));
+}
+
+inline std::vector<std::int32_t> all_blocks(const models::LanguageModel& model) {
+  std::vector<std::int32_t> blocks(static_cast<std::size_t>(model.kv_cache_layout().num_blocks));
+  std::iota(blocks.begin(), blocks.end(), 0);
+  return blocks;
+}
+
+// Logits [ids, vocab] of one forward over the whole prompt.
+inline std::vector<float> full_forward(models::LanguageModel& model, std::span<const std::int32_t> ids) {
+  const std::vector<std::int32_t> blocks = all_blocks(model);
+  const models::SequenceChunk chunk{ids, 0, blocks, models::LogitsMode::kAll};
+  models::StepOutput out;
+  model.step({&chunk, 1}, out);
+  return out.logits;
+}
+
+inline std::int32_t argmax(std::span<const float> row) {
+  return static_cast<std::int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+}
+
+// `count` greedy tokens after the prompt: one prefill step, then one step per token.
+inline std::vector<std::int32_t> greedy(models::LanguageModel& model, std::span<const std::int32_t> prompt, std::size_t count) {
+  const std::vector<std::int32_t> blocks = all_blocks(model);
+  std::vector<std::int32_t> tokens(prompt.begin(), prompt.end());
+  models::SequenceChunk chunk{tokens, 0, blocks, models::LogitsMode::kLast};
+  models::StepOutput out;
+  model.step({&chunk, 1}, out);
+  std::vector<std::int32_t> generated;
+  while (generated.size() < count) {
+    generated.push_back(argmax(out.row(0)));
+    tokens.push_back(generated.back());
+    chunk = {std::span<const std::int32_t>(tokens).last(1), static_cast<std::int64_t>(tokens.size()) - 1, blocks,
+             models::LogitsMode::kLast};
+    model.step({&chunk, 1}, out);
+  }
+  return generated;
+}
+
+inline float max_abs_diff(std::span<const float> a, std::span<const float> b) {
+  if (a.size() != b.size()) return INFINITY;
+  float m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
+}  // namespace kiln::runtime::testing
