@@ -22,5 +22,7 @@ void register_template_command(CLI::App& app);
 void register_export_command(CLI::App& app, int argc, char** argv);
 void register_verify_command(CLI::App& app);
 void register_synth_command(CLI::App& app);
+void register_eval_command(CLI::App& app);
+void register_budget_command(CLI::App& app);
 
 }  // namespace kiln::cli

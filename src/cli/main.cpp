@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
   kiln::cli::register_export_command(app, argc, argv);
   kiln::cli::register_verify_command(app);
   kiln::cli::register_synth_command(app);
+  kiln::cli::register_eval_command(app);
+  kiln::cli::register_budget_command(app);
 
   try {
     app.parse(argc, argv);
