@@ -1,7 +1,8 @@
-// How to generate: lengths, stopping, and the sampling distribution. Field names follow
-// Hugging Face / OpenVINO GenAI's GenerationConfig so users can carry their settings over.
-// Defaults come from the model's generation_config.json (from_model_defaults); validate()
-// rejects contradictory or out-of-range values with a message naming the field.
+// How to generate: lengths, stopping, the sampling distribution, beam search and speculative
+// decoding. Field names follow Hugging Face / OpenVINO GenAI's GenerationConfig so users can
+// carry their settings over. Defaults come from the model's generation_config.json
+// (from_model_defaults); validate() rejects contradictory or out-of-range values with a message
+// naming the field.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,13 @@
 
 namespace kiln {
 
+// When beam search stops (HF's early_stopping: true / false / "never").
+enum class StopCriteria : std::uint8_t {
+  EARLY,      // true: as soon as num_beams hypotheses are finished
+  HEURISTIC,  // false: when no running beam is likely to beat the worst finished one
+  NEVER,      // "never": only when no running beam can beat it, whatever the length
+};
+
 struct GenerationConfig {
   // Length. max_new_tokens wins over max_length when both are set; with neither, generation
   // runs to the end of the model's context.
@@ -25,6 +33,10 @@ struct GenerationConfig {
   bool ignore_eos = false;
   std::set<std::int32_t> eos_token_ids;   // from the model unless set
   std::set<std::int32_t> stop_token_ids;  // stop on these too (kept out of the text)
+  // Stop when the text contains one of these; they match across token boundaries and are cut
+  // from the output unless include_stop_str_in_output.
+  std::set<std::string> stop_strings;
+  bool include_stop_str_in_output = false;
 
   // Sampling. do_sample=false is greedy decoding.
   bool do_sample = false;
@@ -38,17 +50,62 @@ struct GenerationConfig {
   std::int64_t no_repeat_ngram_size = 0;
   std::uint64_t rng_seed = 0;
 
+  // Several answers: independent samples (do_sample) or the best finished beams (num_beams > 1).
+  std::int64_t num_return_sequences = 1;
+
+  // Beam search (HF semantics): a hypothesis' score is its summed log-probability divided by
+  // (generated length)^length_penalty.
+  std::int64_t num_beams = 1;
+  double length_penalty = 1.0;
+  StopCriteria early_stopping = StopCriteria::HEURISTIC;
+
+  // Log-probabilities: 0 returns none; n > 0 returns each generated token's log-probability and
+  // the n most likely alternatives (after the logits processors, before temperature).
+  std::int64_t logprobs = 0;
+
+  // A plain-text prompt is wrapped as one user message and rendered with the tokenizer's chat
+  // template (when it has one). Chat sessions and chat histories always use the template.
+  bool apply_chat_template = true;
+
+  // Speculative decoding with a draft model: the draft proposes num_assistant_tokens tokens a
+  // step, or, with assistant_confidence_threshold > 0, proposes until its top probability drops
+  // below the threshold (at most kMaxAssistantTokens). Prompt-lookup decoding: candidates are
+  // copied from the earlier text that follows an occurrence of the last n tokens,
+  // n = max_ngram_size down to 1 (on when max_ngram_size > 0 and there is no draft model).
+  std::int64_t num_assistant_tokens = 0;
+  double assistant_confidence_threshold = 0.0;
+  std::int64_t max_ngram_size = 0;
+
+  static constexpr std::int64_t kMaxAssistantTokens = 16;
+  static constexpr std::int64_t kMaxLogprobs = 20;  // OpenAI's top_logprobs limit
+
   // Throws kiln::Error naming the first bad field.
   void validate() const;
 
   // How many tokens may follow a prompt of this length (never below 0).
   std::int64_t new_token_limit(std::int64_t prompt_tokens, std::int64_t context_tokens) const;
 
+  bool is_beam_search() const { return num_beams > 1; }
+  bool is_prompt_lookup() const { return max_ngram_size > 0; }
+  // Candidates a speculative step proposes at most (num_assistant_tokens, or the cap when the
+  // confidence threshold decides).
+  std::int64_t max_candidates() const {
+    return assistant_confidence_threshold > 0 ? kMaxAssistantTokens : num_assistant_tokens;
+  }
+
   // The model's defaults: generation_config.json's fields where present (do_sample,
   // temperature, top_k, top_p, min_p, repetition_penalty, max_new_tokens, max_length,
-  // eos_token_id, ...), eos from config.json otherwise.
+  // eos_token_id, num_beams, length_penalty, early_stopping, num_return_sequences, ...), eos
+  // from config.json otherwise.
   static GenerationConfig from_model_defaults(const nlohmann::json& generation_config_json,
                                               const std::set<std::int32_t>& model_eos_ids);
+
+ private:
+  void validate_sequences() const;
+  void validate_speculative() const;
 };
+
+// "true"/"early", "false"/"heuristic", "never" (CLI and JSON spellings); throws otherwise.
+StopCriteria parse_stop_criteria(const std::string& text);
 
 }  // namespace kiln

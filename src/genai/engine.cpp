@@ -2,17 +2,45 @@
 
 #include <algorithm>
 
+#include "genai/beam_search.hpp"
+#include "genai/draft_proposer.hpp"
+#include "genai/prompt_lookup.hpp"
+#include "genai/speculation_controller.hpp"
 #include "util/error.hpp"
 
 namespace kiln::genai {
+namespace {
+
+// Candidates a speculative step proposes when the config does not say.
+constexpr std::int64_t kDefaultCandidates = 5;
+
+std::int64_t candidates_per_step(const GenerationConfig& c) {
+  if (c.num_assistant_tokens > 0) return c.num_assistant_tokens;
+  return c.assistant_confidence_threshold > 0 ? GenerationConfig::kMaxAssistantTokens : kDefaultCandidates;
+}
+
+}  // namespace
 
 Engine::Engine(models::LanguageModel& model, sched::SchedulerConfig scheduler_config)
+    : Engine(model, EngineOptions{.scheduler = scheduler_config}) {}
+
+Engine::Engine(models::LanguageModel& model, EngineOptions options)
     : model_(model),
       pool_(static_cast<std::int32_t>(model.kv_cache_layout().num_blocks)),
-      scheduler_(scheduler_config),
-      max_context_tokens_(std::min(model.config().max_position_embeddings, model.kv_cache_layout().num_tokens())) {}
+      scheduler_(options.scheduler),
+      tokenizer_(options.tokenizer),
+      adaptive_speculation_(options.adaptive_speculation),
+      max_context_tokens_(std::min(model.config().max_position_embeddings, model.kv_cache_layout().num_tokens())) {
+  if (options.max_context_tokens > 0) max_context_tokens_ = std::min(max_context_tokens_, options.max_context_tokens);
+  if (options.draft_model != nullptr) {
+    drafter_ = std::make_unique<DraftProposer>(*options.draft_model, model.config().vocab_size);
+  }
+}
 
-RequestId Engine::add_request(std::vector<std::int32_t> prompt, const GenerationConfig& config, TokenCallback on_token) {
+Engine::~Engine() = default;
+
+void Engine::validate_request(const std::vector<std::int32_t>& prompt, const GenerationConfig& config,
+                              const RequestOptions& options) const {
   config.validate();
   if (prompt.empty()) fail("the prompt is empty: at least one token is needed to start generation");
   const auto prompt_tokens = static_cast<std::int64_t>(prompt.size());
@@ -24,21 +52,79 @@ RequestId Engine::add_request(std::vector<std::int32_t> prompt, const Generation
   for (std::int32_t id : prompt) {
     if (id < 0 || id >= vocab) fail("prompt token id {} is outside the vocabulary [0, {})", id, vocab);
   }
+  const bool wants_draft = !config.is_prompt_lookup() &&
+                           (config.num_assistant_tokens > 0 || config.assistant_confidence_threshold > 0);
+  if (wants_draft && !drafter_) {
+    fail("GenerationConfig: num_assistant_tokens / assistant_confidence_threshold need a draft model "
+         "(LLMPipeline with draft_model(...), kiln run --draft DIR), or max_ngram_size for prompt lookup");
+  }
+  if (!config.stop_strings.empty() && tokenizer_ == nullptr) {
+    fail(ErrorKind::kInternal, "GenerationConfig: stop_strings need the engine to have a tokenizer");
+  }
+  if (options.on_text && tokenizer_ == nullptr) fail(ErrorKind::kInternal, "text streaming needs the engine to have a tokenizer");
+  const bool several = config.num_beams > 1 || config.num_return_sequences > 1;
+  if (several && (options.on_token || options.on_text)) {
+    fail("streaming needs a single sequence: num_beams is {} and num_return_sequences is {} (stream with 1 and 1, "
+         "or read the results when generation ends)", config.num_beams, config.num_return_sequences);
+  }
+}
+
+RequestId Engine::add_request(std::vector<std::int32_t> prompt, const GenerationConfig& config, TokenCallback on_token) {
+  RequestOptions options;
+  options.on_token = std::move(on_token);
+  return add_request(std::move(prompt), config, std::move(options));
+}
+
+RequestId Engine::add_request(std::vector<std::int32_t> prompt, const GenerationConfig& config, RequestOptions options) {
+  validate_request(prompt, config, options);
+  auto r = std::make_unique<RequestState>(config);
+  r->num_prompt = static_cast<std::int64_t>(prompt.size());
+  r->max_new_tokens = config.new_token_limit(r->num_prompt, max_context_tokens_);
+  r->on_token = std::move(options.on_token);
+  r->on_text = std::move(options.on_text);
+  r->keep_kv = options.keep_kv;
+  r->timings.queued_ms = clock_.elapsed_ms();
+  r->speculative = config.is_prompt_lookup() || (drafter_ && (config.num_assistant_tokens > 0 ||
+                                                               config.assistant_confidence_threshold > 0));
+  if (r->speculative) {
+    r->controller = std::make_unique<SpeculationController>(candidates_per_step(config), adaptive_speculation_);
+  }
+  if (config.is_beam_search()) {
+    std::function<bool(std::span<const std::int32_t>)> stop_check;
+    if (!config.stop_strings.empty()) {
+      stop_check = [tokenizer = tokenizer_, stops = config.stop_strings](std::span<const std::int32_t> generated) {
+        const std::string text = tokenizer->decode(generated, true);
+        return std::any_of(stops.begin(), stops.end(), [&](const std::string& s) { return text.find(s) != std::string::npos; });
+      };
+    }
+    r->beam_search = std::make_unique<BeamSearch>(config, r->num_prompt, r->max_new_tokens, std::move(stop_check));
+  }
+  start_sequence(*r, std::move(prompt), std::move(options.prefix));
+  if (r->max_new_tokens == 0) {
+    finish_sequence(*r, *r->sequences.front(), FinishReason::kLength);
+    finish_request(*r);
+  }
   const RequestId id = next_id_++;
-  auto r = std::make_unique<RequestState>(RequestState{
-      .tokens = std::move(prompt),
-      .num_prompt = prompt_tokens,
-      .max_new_tokens = config.new_token_limit(prompt_tokens, max_context_tokens_),
-      .config = config,
-      .sampler = Sampler(config),
-      .blocks = kv::BlockTable(pool_, static_cast<std::int32_t>(model_.kv_cache_layout().block_size)),
-      .on_token = std::move(on_token),
-      .finish_reason = FinishReason::kNone,
-      .timings = {.queued_ms = clock_.elapsed_ms()},
-  });
-  if (r->max_new_tokens == 0) finish(*r, FinishReason::kLength);
   requests_.emplace(id, std::move(r));
   return id;
+}
+
+void Engine::start_sequence(RequestState& r, std::vector<std::int32_t> prompt, std::optional<CachedPrefix> prefix) {
+  const auto block_size = static_cast<std::int32_t>(model_.kv_cache_layout().block_size);
+  std::int64_t reused = 0;
+  if (prefix) {
+    // Keep the cached keys and values up to the first token that differs, and at least the last
+    // prompt token to compute (its logits start generation).
+    const auto common = std::mismatch(prefix->tokens.begin(), prefix->tokens.end(), prompt.begin(), prompt.end());
+    reused = std::min<std::int64_t>(common.first - prefix->tokens.begin(), static_cast<std::int64_t>(prompt.size()) - 1);
+    prefix->blocks.truncate(reused);
+  }
+  auto s = std::make_unique<Sequence>(prefix ? std::move(prefix->blocks) : kv::BlockTable(pool_, block_size));
+  s->tokens = std::move(prompt);
+  s->num_computed = reused;
+  if (!r.beam_search) s->text = make_text_stream(r.config);
+  r.num_reused = reused;
+  r.sequences.push_back(std::move(s));
 }
 
 bool Engine::has_unfinished_requests() const {
@@ -56,77 +142,172 @@ void Engine::release(RequestId id) { requests_.erase(id); }
 
 void Engine::abort(RequestId id) {
   auto it = requests_.find(id);
-  if (it != requests_.end() && it->second->finish_reason == FinishReason::kNone) {
-    finish(*it->second, FinishReason::kCancelled);
+  if (it == requests_.end() || it->second->finish_reason != FinishReason::kNone) return;
+  RequestState& r = *it->second;
+  for (auto& s : r.sequences) {
+    if (s->running()) finish_sequence(r, *s, FinishReason::kCancelled);
   }
+  finish_request(r);
 }
 
-void Engine::finish(RequestState& r, FinishReason reason) {
-  r.finish_reason = reason;
-  r.timings.finished_ms = clock_.elapsed_ms();
-  r.blocks.clear();
+CachedPrefix Engine::take_kv(RequestId id) {
+  auto it = requests_.find(id);
+  if (it == requests_.end()) fail(ErrorKind::kNotFound, "no request with id {}", id);
+  RequestState& r = *it->second;
+  if (!r.keep_kv || r.finish_reason == FinishReason::kNone || r.sequences.size() != 1) {
+    fail(ErrorKind::kInternal, "request {} has no KV cache to hand over (keep_kv, finished, one sequence)", id);
+  }
+  Sequence& s = *r.sequences.front();
+  const auto computed = static_cast<std::size_t>(std::min<std::int64_t>(s.num_computed, s.tokens.size()));
+  s.blocks.truncate(static_cast<std::int64_t>(computed));
+  return {{s.tokens.begin(), s.tokens.begin() + static_cast<std::ptrdiff_t>(computed)}, std::move(s.blocks)};
 }
 
 void Engine::run_until_idle() {
   while (has_unfinished_requests()) step();
 }
 
-void Engine::step() {
+void Engine::collect_running() {
+  running_requests_.clear();
   running_.clear();
-  schedulable_.clear();
   for (auto& [id, r] : requests_) {
     if (r->finish_reason != FinishReason::kNone) continue;
-    running_.push_back(r.get());
-    schedulable_.push_back({static_cast<std::int64_t>(r->tokens.size()), r->num_computed, &r->blocks});
-  }
-  if (running_.empty()) return;
-
-  const sched::ScheduleOutput plan = scheduler_.schedule(schedulable_);
-  for (std::size_t i : plan.preempted) running_[i]->num_computed = 0;
-  if (plan.chunks.empty()) {
-    fail(ErrorKind::kInternal, "the scheduler could not place any of {} requests in a KV cache of {} blocks",
-         running_.size(), pool_.num_blocks());
-  }
-
-  batch_.clear();
-  for (const sched::ScheduledChunk& c : plan.chunks) {
-    RequestState& r = *running_[c.sequence];
-    const bool completes = r.num_computed + c.num_tokens == static_cast<std::int64_t>(r.tokens.size());
-    batch_.push_back({std::span(r.tokens).subspan(static_cast<std::size_t>(r.num_computed),
-                                                  static_cast<std::size_t>(c.num_tokens)),
-                      r.num_computed, r.blocks.blocks(),
-                      completes ? models::LogitsMode::kLast : models::LogitsMode::kNone});
-  }
-  model_.step(batch_, output_);
-
-  std::int64_t row = 0;
-  for (std::size_t b = 0; b < plan.chunks.size(); ++b) {
-    RequestState& r = *running_[plan.chunks[b].sequence];
-    r.num_computed += plan.chunks[b].num_tokens;
-    if (batch_[b].logits == models::LogitsMode::kLast) {
-      std::span<float> logits(output_.logits.data() + row * output_.vocab_size, static_cast<std::size_t>(output_.vocab_size));
-      ++row;
-      sample_and_update(r, logits);
+    running_requests_.push_back(r.get());
+    for (auto& s : r->sequences) {
+      if (!s->running()) continue;
+      running_.push_back({r.get(), s.get()});
     }
   }
 }
 
-void Engine::sample_and_update(RequestState& r, std::span<float> logits) {
-  const std::int32_t token = r.sampler.sample(logits, {r.tokens, r.num_prompt});
-  if (r.timings.first_token_ms == 0) r.timings.first_token_ms = clock_.elapsed_ms();
-  const bool is_eos = !r.config.ignore_eos && r.config.eos_token_ids.contains(token);
-  const bool is_stop_token = r.config.stop_token_ids.contains(token);
-  r.tokens.push_back(token);
-  // The stopping token is recorded but not streamed: it is not part of the text.
-  StreamingStatus status = StreamingStatus::RUNNING;
-  if (!is_eos && !is_stop_token && r.on_token) status = r.on_token(token);
-  if (is_eos || is_stop_token || status == StreamingStatus::STOP) {
-    finish(r, FinishReason::kStop);
-  } else if (status == StreamingStatus::CANCEL) {
-    finish(r, FinishReason::kCancelled);
-  } else if (r.num_generated() >= r.max_new_tokens) {
-    finish(r, FinishReason::kLength);
+void Engine::propose_candidates() {
+  std::vector<DraftProposer::Slot> slots;
+  for (RequestState* r : running_requests_) {
+    if (!r->speculative) continue;
+    Sequence& s = *r->sequences.front();
+    // Only a sequence in decode (every committed token but the last computed) speculates.
+    if (s.num_computed != static_cast<std::int64_t>(s.tokens.size()) - 1) continue;
+    const std::int64_t room = std::min(r->max_new_tokens - r->num_generated() - 1,
+                                       max_context_tokens_ - static_cast<std::int64_t>(s.tokens.size()));
+    const std::int64_t k = std::min(r->controller->next_num_candidates(), room);
+    if (k <= 0) continue;
+    if (r->config.is_prompt_lookup()) {
+      const std::vector<std::int32_t> found = lookup_candidates(s.tokens, r->config.max_ngram_size, k);
+      s.tokens.insert(s.tokens.end(), found.begin(), found.end());
+      s.num_candidates = static_cast<std::int64_t>(found.size());
+    } else {
+      if (!s.draft) s.draft = drafter_->make_state(r->config);
+      slots.push_back({&s, r, k});
+    }
   }
+  draft_ms_ = 0;
+  if (slots.empty()) return;
+  const double start = clock_.elapsed_ms();
+  drafter_->propose(slots);
+  draft_ms_ = clock_.elapsed_ms() - start;
+}
+
+namespace {
+
+// Candidates that cannot be verified this step (the sequence was preempted, or the scheduler gave
+// it fewer rows) are dropped; the draft forgets them too.
+void drop_candidates(Sequence& s, std::int64_t keep) {
+  if (keep >= s.num_candidates) return;
+  const std::int64_t committed = s.num_committed();
+  s.tokens.resize(static_cast<std::size_t>(committed + keep));
+  if (!s.candidate_probs.empty()) {
+    s.candidate_probs.resize(s.candidate_probs.size() / static_cast<std::size_t>(s.num_candidates) * static_cast<std::size_t>(keep));
+  }
+  s.num_candidates = keep;
+  if (s.draft) DraftProposer::rollback(*s.draft, committed + keep);
+}
+
+}  // namespace
+
+void Engine::execute(const sched::ScheduleOutput& plan) {
+  copies_.clear();
+  for (const kv::BlockCopy& c : plan.copies) copies_.push_back({c.src, c.dst});
+  if (!copies_.empty()) model_.copy_blocks(copies_);
+
+  batch_.clear();
+  batch_tokens_.clear();
+  for (const sched::ScheduledChunk& c : plan.chunks) {
+    Sequence& s = *scheduled_[c.sequence].sequence;
+    std::int64_t take = c.num_tokens;
+    const std::int64_t committed = s.num_committed();
+    models::LogitsMode mode = models::LogitsMode::kNone;
+    if (s.num_candidates > 0 && s.num_computed == committed - 1) {
+      drop_candidates(s, take - 1);  // row i verifies candidate i + 1
+      mode = models::LogitsMode::kAll;
+    } else {
+      drop_candidates(s, 0);
+      take = std::min(take, committed - s.num_computed);
+      if (s.num_computed + take == committed) mode = models::LogitsMode::kLast;
+    }
+    batch_.push_back({std::span(s.tokens).subspan(static_cast<std::size_t>(s.num_computed), static_cast<std::size_t>(take)),
+                      s.num_computed, s.blocks.blocks(), mode});
+    batch_tokens_.push_back(take);
+  }
+  const double start = clock_.elapsed_ms();
+  model_.step(batch_, output_);
+  step_ms_ = clock_.elapsed_ms() - start;
+
+  std::int64_t row = 0;
+  for (std::size_t b = 0; b < plan.chunks.size(); ++b) {
+    Sequence& s = *scheduled_[plan.chunks[b].sequence].sequence;
+    s.num_computed += batch_tokens_[b];
+    const std::int64_t rows = models::logits_rows(batch_[b]);
+    if (rows == 0) continue;
+    s.logits.assign(output_.logits.begin() + static_cast<std::ptrdiff_t>(row * output_.vocab_size),
+                    output_.logits.begin() + static_cast<std::ptrdiff_t>((row + rows) * output_.vocab_size));
+    s.logit_rows = rows;
+    row += rows;
+  }
+}
+
+void Engine::step() {
+  collect_running();
+  if (running_.empty()) return;
+  propose_candidates();
+  // Sequences with logits pending (beams waiting for the rest of their group) compute nothing.
+  waiting_.clear();
+  scheduled_.clear();
+  for (const ScheduledSequence& q : running_) (q.sequence->logit_rows > 0 ? waiting_ : scheduled_).push_back(q);
+  sched::ScheduleOutput plan = schedule();
+  if (plan.chunks.empty()) {
+    // Waiting beams hold blocks that no one else can use while they wait: free them (their
+    // logits stay; their continuations recompute) and try again.
+    bool freed = false;
+    for (const ScheduledSequence& q : waiting_) {
+      if (q.sequence->blocks.blocks().empty()) continue;
+      q.sequence->blocks.clear();
+      q.sequence->num_computed = 0;
+      freed = true;
+    }
+    if (freed) plan = schedule();
+  }
+  if (plan.chunks.empty()) {
+    fail(ErrorKind::kInternal, "the scheduler could not place any of {} sequences in a KV cache of {} blocks",
+         scheduled_.size(), pool_.num_blocks());
+  }
+  // A sequence left out of this step keeps no candidates (they are only valid within a step).
+  std::vector<bool> in_step(scheduled_.size());
+  for (const sched::ScheduledChunk& c : plan.chunks) in_step[c.sequence] = true;
+  for (std::size_t i = 0; i < scheduled_.size(); ++i) {
+    if (!in_step[i]) drop_candidates(*scheduled_[i].sequence, 0);
+  }
+  execute(plan);
+  for (RequestState* r : running_requests_) update_request(*r);
+}
+
+sched::ScheduleOutput Engine::schedule() {
+  schedulable_.clear();
+  for (const ScheduledSequence& q : scheduled_) {
+    schedulable_.push_back({static_cast<std::int64_t>(q.sequence->tokens.size()), q.sequence->num_computed, &q.sequence->blocks});
+  }
+  sched::ScheduleOutput plan = scheduler_.schedule(schedulable_);
+  for (std::size_t i : plan.preempted) scheduled_[i].sequence->num_computed = 0;
+  return plan;
 }
 
 }  // namespace kiln::genai

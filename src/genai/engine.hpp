@@ -1,68 +1,64 @@
 // The core loop every generation runs through: schedule → execute → sample → update. Requests
-// (token ids in, token ids out) are admitted, the scheduler picks each one's tokens for the
-// step, the model runs them as one ragged batch, each request samples its next token and checks
-// its stop conditions. A single generate() is a batch of one; continuous batching is many.
+// (token ids in, token ids out) are admitted, the scheduler picks each sequence's tokens for the
+// step, the model runs them as one ragged batch, each request samples its next token(s) and
+// checks its stop conditions. A single generate() is a batch of one; continuous batching is many.
+// Decoding strategies are parts of the same step, not loops of their own: speculative requests
+// get candidates (from a draft model or the prompt) before scheduling and verify them from the
+// step's logits (one row per candidate); beam groups and n-sample requests are several sequences
+// sharing KV blocks, forked and freed as the search goes.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
-#include "genai/sampler.hpp"
+#include "genai/request_state.hpp"
 #include "kiln/generation_config.hpp"
-#include "kiln/streamer.hpp"
-#include "kv/block_table.hpp"
+#include "kiln/tokenizer.hpp"
 #include "models/language_model.hpp"
 #include "sched/scheduler.hpp"
 #include "util/clock.hpp"
 
 namespace kiln::genai {
 
-using RequestId = std::int64_t;
+class DraftProposer;
 
-enum class FinishReason : std::uint8_t {
-  kNone,       // still running
-  kStop,       // EOS, a stop token, or the callback said STOP
-  kLength,     // max_new_tokens / max_length / the context is full
-  kCancelled,  // the callback said CANCEL or the request was aborted
+struct EngineOptions {
+  sched::SchedulerConfig scheduler;
+  // Stop strings and text streaming need it; requests without them work without one.
+  const Tokenizer* tokenizer = nullptr;
+  // Speculative decoding's draft model (same tokenizer as the main model).
+  models::LanguageModel* draft_model = nullptr;
+  // Let the SpeculationController fall back to plain steps when speculation does not pay;
+  // false always proposes the configured number of candidates (tests, measurements).
+  bool adaptive_speculation = true;
+  // Longest sequence (prompt + answer); 0: as long as the model and the KV cache allow.
+  std::int64_t max_context_tokens = 0;
 };
 
-// Called with every generated token; its answer may end the request.
-using TokenCallback = std::function<StreamingStatus(std::int32_t token)>;
-
-struct RequestTimings {
-  double queued_ms = 0;       // engine clock when the request was added
-  double first_token_ms = 0;  // engine clock when its first token was sampled (0: none yet)
-  double finished_ms = 0;
-};
-
-struct RequestState {
-  std::vector<std::int32_t> tokens;  // prompt followed by generated tokens
-  std::int64_t num_prompt = 0;
-  std::int64_t num_computed = 0;     // tokens with cached keys/values
-  std::int64_t max_new_tokens = 0;   // resolved from the config and the context
-  GenerationConfig config;
-  Sampler sampler;
-  kv::BlockTable blocks;
-  TokenCallback on_token;
-  FinishReason finish_reason = FinishReason::kNone;
-  RequestTimings timings;
-
-  std::int64_t num_generated() const { return static_cast<std::int64_t>(tokens.size()) - num_prompt; }
-  std::span<const std::int32_t> generated() const {
-    return std::span(tokens).subspan(static_cast<std::size_t>(num_prompt));
-  }
+struct RequestOptions {
+  TokenCallback on_token;  // single-sequence requests only
+  TextCallback on_text;    // single-sequence requests only; needs EngineOptions::tokenizer
+  // The KV cache of an earlier request (take_kv): its longest common prefix with the prompt is
+  // not computed again.
+  std::optional<CachedPrefix> prefix;
+  bool keep_kv = false;  // keep the finished request's KV blocks for take_kv()
 };
 
 class Engine {
  public:
   // The KV block pool spans the model's whole KV cache.
   explicit Engine(models::LanguageModel& model, sched::SchedulerConfig scheduler_config = {});
+  Engine(models::LanguageModel& model, EngineOptions options);
+  ~Engine();
 
-  // Admits a request. Throws kiln::Error if the prompt is empty or does not fit the context.
+  // Admits a request. Throws kiln::Error if the prompt is empty or does not fit the context, or
+  // the config asks for something this engine cannot do (a draft model it lacks, stop strings
+  // without a tokenizer).
   RequestId add_request(std::vector<std::int32_t> prompt, const GenerationConfig& config, TokenCallback on_token = {});
+  RequestId add_request(std::vector<std::int32_t> prompt, const GenerationConfig& config, RequestOptions options);
 
   // One step over every unfinished request. Does nothing when none is left.
   void step();
@@ -72,30 +68,66 @@ class Engine {
 
   bool has_unfinished_requests() const;
   const RequestState& request(RequestId id) const;
-  // Forgets a finished request (frees its record).
+  // Forgets a finished request (frees its record and any KV it kept).
   void release(RequestId id);
   // Ends a request now (FinishReason::kCancelled) and frees its blocks.
   void abort(RequestId id);
+  // The KV cache a finished single-sequence request kept (RequestOptions::keep_kv): its
+  // computed tokens and their blocks, for a later request's RequestOptions::prefix.
+  CachedPrefix take_kv(RequestId id);
 
   // Tokens one sequence may hold: the model's context, bounded by the KV cache.
   std::int64_t max_context_tokens() const { return max_context_tokens_; }
   const Stopwatch& clock() const { return clock_; }
+  bool has_draft_model() const { return drafter_ != nullptr; }
+  std::int64_t num_free_kv_blocks() const { return pool_.num_free(); }
 
  private:
-  void finish(RequestState& r, FinishReason reason);
-  void sample_and_update(RequestState& r, std::span<float> logits);
+  struct ScheduledSequence {
+    RequestState* request = nullptr;
+    Sequence* sequence = nullptr;
+  };
+
+  void validate_request(const std::vector<std::int32_t>& prompt, const GenerationConfig& config,
+                        const RequestOptions& options) const;
+  void start_sequence(RequestState& r, std::vector<std::int32_t> prompt, std::optional<CachedPrefix> prefix);
+  void collect_running();
+  void propose_candidates();
+  sched::ScheduleOutput schedule();  // over scheduled_
+  void execute(const sched::ScheduleOutput& plan);
+  // engine_update.cpp: sample or verify, append, stop.
+  void update_request(RequestState& r);
+  void update_sequence(RequestState& r, Sequence& s);
+  void fork_samples(RequestState& r);
+  bool append_token(RequestState& r, Sequence& s, const TokenLogprob& token);
+  void finish_sequence(RequestState& r, Sequence& s, FinishReason reason);
+  void finish_request(RequestState& r);
+  std::unique_ptr<TextStream> make_text_stream(const GenerationConfig& config) const;
+  // engine_beams.cpp: one beam-search step over the request's beams, and its results.
+  void update_beams(RequestState& r);
+  void finish_beams(RequestState& r);
 
   models::LanguageModel& model_;
   kv::BlockPool pool_;
   sched::Scheduler scheduler_;
+  const Tokenizer* tokenizer_ = nullptr;
+  std::unique_ptr<DraftProposer> drafter_;
+  bool adaptive_speculation_ = true;
   std::int64_t max_context_tokens_;
   std::map<RequestId, std::unique_ptr<RequestState>> requests_;  // ordered by id = arrival
   RequestId next_id_ = 0;
   Stopwatch clock_;
+  double step_ms_ = 0;   // the last model step
+  double draft_ms_ = 0;  // the last step's proposals
   // Per-step scratch, reused.
-  std::vector<RequestState*> running_;
-  std::vector<sched::SchedulableSequence> schedulable_;
+  std::vector<RequestState*> running_requests_;
+  std::vector<ScheduledSequence> running_;    // every running sequence
+  std::vector<ScheduledSequence> scheduled_;  // those with work to do this step
+  std::vector<ScheduledSequence> waiting_;    // those with logits pending (beams)
+  std::vector<sched::SchedulableSequence> schedulable_;  // scheduled_, as the scheduler sees them
   std::vector<models::SequenceChunk> batch_;
+  std::vector<std::int64_t> batch_tokens_;  // [chunks] tokens each chunk computes
+  std::vector<models::KvBlockCopy> copies_;
   models::StepOutput output_;
 };
 

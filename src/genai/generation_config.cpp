@@ -1,6 +1,7 @@
 #include "kiln/generation_config.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "util/error.hpp"
 #include "util/json.hpp"
@@ -40,6 +41,59 @@ void GenerationConfig::validate() const {
     bad_field("frequency_penalty", fmt::format("must be in [-2, 2], got {}", frequency_penalty));
   }
   if (no_repeat_ngram_size < 0) bad_field("no_repeat_ngram_size", fmt::format("must be >= 0, got {}", no_repeat_ngram_size));
+  for (const std::string& s : stop_strings) {
+    if (s.empty()) bad_field("stop_strings", "contains an empty string (it would match at once)");
+  }
+  validate_sequences();
+  validate_speculative();
+  if (logprobs < 0) bad_field("logprobs", fmt::format("must be >= 0 (0: none), got {}", logprobs));
+  if (logprobs > kMaxLogprobs) bad_field("logprobs", fmt::format("must be at most {}, got {}", kMaxLogprobs, logprobs));
+}
+
+void GenerationConfig::validate_sequences() const {
+  if (num_beams < 1) bad_field("num_beams", fmt::format("must be >= 1, got {}", num_beams));
+  if (num_return_sequences < 1) {
+    bad_field("num_return_sequences", fmt::format("must be >= 1, got {}", num_return_sequences));
+  }
+  if (num_beams > 1 && do_sample) {
+    bad_field("num_beams", fmt::format("is {} while do_sample is true: beam sampling is not supported "
+                                       "(set do_sample=false for beam search or num_beams=1 for sampling)", num_beams));
+  }
+  if (num_beams > 1 && num_return_sequences > num_beams) {
+    bad_field("num_return_sequences", fmt::format("({}) exceeds num_beams ({}): beam search returns at most "
+                                                  "num_beams hypotheses", num_return_sequences, num_beams));
+  }
+  if (num_beams == 1 && !do_sample && num_return_sequences > 1) {
+    bad_field("num_return_sequences", fmt::format("is {} with greedy decoding, which would return the same "
+                                                  "sequence each time (use do_sample=true or num_beams > 1)",
+                                                  num_return_sequences));
+  }
+  if (!std::isfinite(length_penalty)) bad_field("length_penalty", fmt::format("must be finite, got {}", length_penalty));
+}
+
+void GenerationConfig::validate_speculative() const {
+  if (num_assistant_tokens < 0 || num_assistant_tokens > kMaxAssistantTokens) {
+    bad_field("num_assistant_tokens", fmt::format("must be in [0, {}], got {}", kMaxAssistantTokens, num_assistant_tokens));
+  }
+  if (!(assistant_confidence_threshold >= 0.0 && assistant_confidence_threshold < 1.0)) {
+    bad_field("assistant_confidence_threshold", fmt::format("must be in [0, 1), got {}", assistant_confidence_threshold));
+  }
+  if (num_assistant_tokens > 0 && assistant_confidence_threshold > 0) {
+    bad_field("assistant_confidence_threshold", "and num_assistant_tokens are both set: the draft proposes either "
+                                                "a fixed number of tokens or until its confidence drops, not both");
+  }
+  if (max_ngram_size < 0) bad_field("max_ngram_size", fmt::format("must be >= 0 (0: no prompt lookup), got {}", max_ngram_size));
+  if (max_ngram_size > 0 && assistant_confidence_threshold > 0) {
+    bad_field("assistant_confidence_threshold", "applies to a draft model, not to prompt lookup (max_ngram_size > 0)");
+  }
+  const bool speculative = num_assistant_tokens > 0 || assistant_confidence_threshold > 0 || max_ngram_size > 0;
+  if (speculative && num_beams > 1) {
+    bad_field("num_beams", "is > 1 with speculative or prompt-lookup decoding: candidates are verified for one "
+                           "sequence, not for a beam group");
+  }
+  if (speculative && num_return_sequences > 1) {
+    bad_field("num_return_sequences", "is > 1 with speculative or prompt-lookup decoding, which verifies one sequence");
+  }
 }
 
 std::int64_t GenerationConfig::new_token_limit(std::int64_t prompt_tokens, std::int64_t context_tokens) const {
@@ -68,6 +122,31 @@ GenerationConfig GenerationConfig::from_model_defaults(const nlohmann::json& jso
   c.max_new_tokens = f.get_optional<std::int64_t>("max_new_tokens");
   c.max_length = f.get_optional<std::int64_t>("max_length");
   c.min_new_tokens = f.get_or<std::int64_t>("min_new_tokens", c.min_new_tokens);
+  c.num_beams = f.get_or<std::int64_t>("num_beams", c.num_beams);
+  c.num_return_sequences = f.get_or<std::int64_t>("num_return_sequences", c.num_return_sequences);
+  c.length_penalty = f.get_or<double>("length_penalty", c.length_penalty);
+  if (f.has("early_stopping")) {
+    const Json& e = json["early_stopping"];
+    if (e.is_boolean()) {
+      c.early_stopping = e.get<bool>() ? StopCriteria::EARLY : StopCriteria::HEURISTIC;
+    } else if (e.is_string() && e.get<std::string>() == "never") {
+      c.early_stopping = StopCriteria::NEVER;
+    } else {
+      f.fail_field("early_stopping", "must be true, false or \"never\"");
+    }
+  }
+  c.presence_penalty = f.get_or<double>("presence_penalty", c.presence_penalty);
+  c.frequency_penalty = f.get_or<double>("frequency_penalty", c.frequency_penalty);
+  if (f.has("stop_strings")) {
+    const Json& stops = json["stop_strings"];
+    if (stops.is_string()) {
+      c.stop_strings.insert(stops.get<std::string>());
+    } else if (stops.is_array() && std::all_of(stops.begin(), stops.end(), [](const Json& s) { return s.is_string(); })) {
+      for (const Json& s : stops) c.stop_strings.insert(s.get<std::string>());
+    } else {
+      f.fail_field("stop_strings", "must be a string or a list of strings");
+    }
+  }
   if (f.has("eos_token_id")) {
     const Json& eos = json["eos_token_id"];
     c.eos_token_ids.clear();
@@ -83,6 +162,13 @@ GenerationConfig GenerationConfig::from_model_defaults(const nlohmann::json& jso
     }
   }
   return c;
+}
+
+StopCriteria parse_stop_criteria(const std::string& text) {
+  if (text == "true" || text == "early") return StopCriteria::EARLY;
+  if (text == "false" || text == "heuristic") return StopCriteria::HEURISTIC;
+  if (text == "never") return StopCriteria::NEVER;
+  fail("early_stopping: '{}' is not one of true (early), false (heuristic), never", text);
 }
 
 }  // namespace kiln

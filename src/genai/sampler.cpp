@@ -72,8 +72,11 @@ std::int32_t Sampler::sample(std::span<float> logits, const TokenHistory& histor
     apply_logits_processors(logits, history, config_);
     return argmax(logits);
   }
-  std::vector<float> probs;
-  distribution(logits, history, probs);
+  distribution(logits, history, probs_);
+  return draw(probs_);
+}
+
+std::int32_t Sampler::draw(std::span<const float> probs) {
   // Walk the candidates in the order distribution() left them.
   const double u = next_uniform();
   double cumulative = 0.0;
@@ -86,6 +89,22 @@ std::int32_t Sampler::sample(std::span<float> logits, const TokenHistory& histor
     if (u < cumulative) return id;
   }
   return last;  // rounding left u just above the total
+}
+
+std::int32_t sample_in_vocab_order(std::span<const float> probs, double u) {
+  double total = 0.0;
+  for (float p : probs) total += p;
+  if (!(total > 0.0)) return -1;
+  const double target = u * total;
+  double cumulative = 0.0;
+  std::int32_t last = -1;
+  for (std::size_t id = 0; id < probs.size(); ++id) {
+    if (probs[id] <= 0.0f) continue;
+    cumulative += probs[id];
+    last = static_cast<std::int32_t>(id);
+    if (target < cumulative) return last;
+  }
+  return last;
 }
 
 }  // namespace kiln::genai

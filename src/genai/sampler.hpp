@@ -27,15 +27,24 @@ class Sampler {
   // logprobs): probabilities [vocab], zero outside the kept set.
   void distribution(std::span<float> logits, const TokenHistory& history, std::vector<float>& probs);
 
+  // A token drawn from `probs` as distribution() left them (walking its candidate order).
+  std::int32_t draw(std::span<const float> probs);
+
   double next_uniform();
+  bool is_greedy() const { return !config_.do_sample; }
 
  private:
   GenerationConfig config_;
   std::mt19937_64 rng_;
   std::vector<std::int32_t> order_;  // scratch: candidate token ids
+  std::vector<float> probs_;         // scratch: [vocab]
 };
 
 // Index of the first maximum.
 std::int32_t argmax(std::span<const float> logits);
+
+// The first token whose cumulative probability, walking the vocabulary in order, exceeds u
+// (u in [0, 1); `probs` need not be normalised: u is scaled by their sum). -1 when all are 0.
+std::int32_t sample_in_vocab_order(std::span<const float> probs, double u);
 
 }  // namespace kiln::genai

@@ -1,5 +1,7 @@
 #include "kv/block_table.hpp"
 
+#include <algorithm>
+
 #include "util/error.hpp"
 
 namespace kiln::kv {
@@ -25,6 +27,34 @@ bool BlockTable::reserve(std::int64_t num_tokens) {
       return false;
     }
     blocks_.push_back(*block);
+  }
+  return true;
+}
+
+bool BlockTable::reserve_for_write(std::int64_t first, std::int64_t end, std::vector<BlockCopy>& copies) {
+  const std::size_t blocks_before = blocks_.size();
+  if (!reserve(end)) return false;
+  // Only blocks that existed before reserve() can be shared.
+  const auto first_block = static_cast<std::size_t>(first / block_size_);
+  const std::size_t copies_before = copies.size();
+  for (std::size_t i = first_block; i < blocks_before && static_cast<std::int64_t>(i) * block_size_ < end; ++i) {
+    if (pool_->ref_count(blocks_[i]) == 1) continue;
+    const auto fresh = pool_->allocate();
+    if (!fresh) {
+      // Undo: give back the private copies made so far and the blocks reserve() added.
+      for (std::size_t c = copies_before; c < copies.size(); ++c) {
+        const auto at = std::find(blocks_.begin(), blocks_.end(), copies[c].dst);
+        pool_->add_ref(copies[c].src);
+        pool_->release(*at);
+        *at = copies[c].src;
+      }
+      copies.resize(copies_before);
+      truncate(static_cast<std::int64_t>(blocks_before) * block_size_);
+      return false;
+    }
+    copies.push_back({blocks_[i], *fresh});
+    pool_->release(blocks_[i]);  // still held by the other table(s)
+    blocks_[i] = *fresh;
   }
   return true;
 }

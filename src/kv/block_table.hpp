@@ -1,6 +1,7 @@
 // One sequence's view of the KV cache: the blocks holding its positions, in order. It grows as
 // the sequence does, shrinks when tokens are rolled back (speculative decoding), and can be
-// forked so two sequences share their common blocks (copy-on-write is the caller's duty).
+// forked so two sequences share their common blocks; reserve_for_write gives a table private
+// copies of shared blocks before it writes into them (copy-on-write).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,13 @@
 #include "kv/block_pool.hpp"
 
 namespace kiln::kv {
+
+// The backend must copy block `src`'s keys and values into block `dst` before the step that
+// writes `dst`.
+struct BlockCopy {
+  std::int32_t src = 0;
+  std::int32_t dst = 0;
+};
 
 class BlockTable {
  public:
@@ -23,6 +31,10 @@ class BlockTable {
   // Makes room for `num_tokens` positions. Returns false, changing nothing, when the pool cannot
   // supply the blocks (the scheduler then preempts or waits).
   [[nodiscard]] bool reserve(std::int64_t num_tokens);
+  // reserve(end), and every block that positions [first, end) would write and that another
+  // table shares (a forked beam's last partial block) is replaced by a fresh block, the copy to
+  // make appended to `copies`. Returns false, changing nothing, when the pool runs dry.
+  [[nodiscard]] bool reserve_for_write(std::int64_t first, std::int64_t end, std::vector<BlockCopy>& copies);
   // Keeps only the blocks needed for the first `num_tokens` positions.
   void truncate(std::int64_t num_tokens);
   // Gives every block back.

@@ -24,7 +24,8 @@ ScheduleOutput Scheduler::schedule(std::span<SchedulableSequence> sequences) {
     const std::int64_t want = s.num_tokens - s.num_computed;
     if (want <= 0) continue;
     const std::int64_t take = std::min(want, budget);
-    bool reserved = s.blocks->reserve(s.num_computed + take);
+    const auto reserve = [&] { return s.blocks->reserve_for_write(s.num_computed, s.num_computed + take, out.copies); };
+    bool reserved = reserve();
     while (!reserved) {
       // Free the newest sequence that still holds blocks. Only newer ones (j > i) qualify, so
       // nothing already scheduled this step is touched; a freed one may be rescheduled below.
@@ -39,7 +40,7 @@ ScheduleOutput Scheduler::schedule(std::span<SchedulableSequence> sequences) {
       sequences[victim].blocks->clear();
       sequences[victim].num_computed = 0;
       out.preempted.push_back(victim);
-      reserved = s.blocks->reserve(s.num_computed + take);
+      reserved = reserve();
     }
     if (!reserved) break;  // this one waits; later ones are newer and would wait too
     out.chunks.push_back({i, take});

@@ -1,22 +1,21 @@
 // The scheduler decides, each step, how many new tokens every unfinished sequence processes:
 // {sequence: num_tokens}. There are no prefill and decode phases: a long prompt is cut into
 // chunks that share a step with other sequences' single decode tokens, within a token budget.
-// It reserves the KV blocks each chunk needs and, when the pool runs dry, preempts the newest
-// sequence (its blocks are freed and it will recompute). It never touches tensors.
+// It reserves the KV blocks each chunk needs (with private copies of blocks a forked sequence
+// shares and would write) and, when the pool runs dry, preempts the newest sequence (its blocks
+// are freed and it will recompute). It never touches tensors.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "kiln/scheduler_config.hpp"
 #include "kv/block_table.hpp"
 
 namespace kiln::sched {
 
-struct SchedulerConfig {
-  std::int64_t max_num_batched_tokens = 2048;  // new tokens per step over all sequences
-  std::int32_t max_num_seqs = 64;              // sequences per step
-};
+using SchedulerConfig = kiln::SchedulerConfig;  // the public struct (include/kiln/)
 
 // A sequence as the scheduler sees it.
 struct SchedulableSequence {
@@ -33,6 +32,8 @@ struct ScheduledChunk {
 struct ScheduleOutput {
   std::vector<ScheduledChunk> chunks;    // in the order given
   std::vector<std::size_t> preempted;    // blocks released; the caller resets num_computed to 0
+  // Copy-on-write: block contents the backend must copy, in this order, before the step.
+  std::vector<kv::BlockCopy> copies;
 };
 
 class Scheduler {

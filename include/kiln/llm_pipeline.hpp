@@ -1,0 +1,125 @@
+// kiln's text-generation API, named as OpenVINO GenAI names it so its users feel at home:
+//   kiln::LLMPipeline pipe(model_dir, "CPU");
+//   std::cout << pipe.generate("The Sun is", config, streamer).texts[0];
+// One pipeline holds a model (and optionally a draft model for speculative decoding), its
+// tokenizer, its generation defaults and a chat session. Every call runs through the engine's
+// one generation loop; see docs/ARCHITECTURE.md. Not thread-safe: one call at a time.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/decoded_results.hpp"
+#include "kiln/generation_config.hpp"
+#include "kiln/scheduler_config.hpp"
+#include "kiln/streamer.hpp"
+#include "kiln/tokenizer.hpp"
+
+namespace kiln {
+
+struct DraftModel {
+  std::filesystem::path dir;
+  std::string device = "CPU";
+};
+
+// The draft model for speculative decoding (OpenVINO GenAI's ov::genai::draft_model); it must
+// use the same tokenizer as the main model.
+inline DraftModel draft_model(std::filesystem::path dir, std::string device = "CPU") {
+  return {std::move(dir), std::move(device)};
+}
+
+struct PipelineProperties {
+  std::optional<DraftModel> draft;
+  SchedulerConfig scheduler;
+  std::int64_t context_tokens = 4096;  // longest sequence (prompt + answer); capped by the model
+  // KV cache size: this many sequences at full context (beams and samples share their prompt's
+  // blocks, so 4 beams fit in far less than 4 contexts; when the cache runs out the newest
+  // sequence is preempted and recomputed later, never lost).
+  std::int64_t kv_cache_sequences = 2;
+  std::int64_t kv_block_size = 16;  // tokens per KV block
+  // Speculative decoding falls back to plain steps when it does not pay (see
+  // SpeculationController); false always proposes num_assistant_tokens.
+  bool adaptive_speculation = true;
+  // Device properties by name, as OpenVINO takes them ("KV_CACHE_PRECISION" -> "u8",
+  // "CACHE_DIR" -> "/tmp/kiln-cache", ...); an unknown name or bad value is an error listing
+  // what is accepted. The draft model is compiled with the same ones.
+  std::map<std::string, std::string> device_properties;
+};
+
+struct ChatMessage {
+  std::string role;  // "system", "user", "assistant", ...
+  std::string content;
+};
+
+// Messages in order; explicit so that generate({"a", "b"}) means two prompts.
+class ChatHistory {
+ public:
+  ChatHistory() = default;
+  explicit ChatHistory(std::vector<ChatMessage> messages) : messages_(std::move(messages)) {}
+  void push_back(ChatMessage message) { messages_.push_back(std::move(message)); }
+  void pop_back() { messages_.pop_back(); }
+  void clear() { messages_.clear(); }
+  std::size_t size() const { return messages_.size(); }
+  bool empty() const { return messages_.empty(); }
+  const ChatMessage& operator[](std::size_t i) const { return messages_[i]; }
+  const ChatMessage& back() const { return messages_.back(); }
+  auto begin() const { return messages_.begin(); }
+  auto end() const { return messages_.end(); }
+
+ private:
+  std::vector<ChatMessage> messages_;
+};
+
+class LLMPipeline {
+ public:
+  // Loads `model_dir` (an HF checkpoint or a kiln model directory) for `device`: "CPU" (compiled)
+  // or "REFERENCE" (the scalar oracle).
+  // Throws kiln::Error naming the directory, the device or the property at fault; a draft model
+  // whose tokenizer differs from the main model's is rejected here.
+  LLMPipeline(const std::filesystem::path& model_dir, const std::string& device = "CPU",
+              const PipelineProperties& properties = {});
+  ~LLMPipeline();
+  LLMPipeline(LLMPipeline&&) noexcept;
+  LLMPipeline& operator=(LLMPipeline&&) noexcept;
+
+  // A continuation of `prompt` (rendered with the chat template when config.apply_chat_template
+  // and the tokenizer has one; in a chat session, the next user turn). `config` defaults to
+  // get_generation_config(); an empty eos_token_ids means the model's. The streamer sees the
+  // text (or tokens) as it is generated; it needs num_beams = num_return_sequences = 1.
+  DecodedResults generate(const std::string& prompt, const std::optional<GenerationConfig>& config = std::nullopt,
+                          const StreamerVariant& streamer = std::monostate{});
+  // Several prompts, generated together (continuous batching); no streamer.
+  DecodedResults generate(const std::vector<std::string>& prompts,
+                          const std::optional<GenerationConfig>& config = std::nullopt,
+                          const StreamerVariant& streamer = std::monostate{});
+  // The assistant's answer to a whole conversation, rendered with the chat template. Stateless:
+  // the pipeline's own chat session is neither used nor changed.
+  DecodedResults generate(const ChatHistory& history, const std::optional<GenerationConfig>& config = std::nullopt,
+                          const StreamerVariant& streamer = std::monostate{});
+
+  GenerationConfig get_generation_config() const;
+  void set_generation_config(const GenerationConfig& config);  // validated
+  const Tokenizer& get_tokenizer() const;
+
+  // Chat: generate(prompt) calls become user turns of one conversation whose history is kept,
+  // and whose KV cache is reused, so a turn computes only its new tokens. A turn the streamer
+  // ends with CANCEL is dropped from the history; STOP keeps what was generated.
+  void start_chat(const std::string& system_message = "");
+  void finish_chat();  // forgets the history and frees its KV cache
+  bool in_chat() const;
+  const ChatHistory& get_chat_history() const;
+
+  // Load time and every generate() call's metrics since construction (or the last reset).
+  const PerfMetrics& get_perf_metrics() const;
+  void reset_perf_metrics();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kiln

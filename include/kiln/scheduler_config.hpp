@@ -1,0 +1,14 @@
+// How the engine shares each forward step and the KV cache between sequences. Names follow
+// OpenVINO GenAI's SchedulerConfig.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln {
+
+struct SchedulerConfig {
+  std::int64_t max_num_batched_tokens = 2048;  // new tokens per step over all sequences
+  std::int32_t max_num_seqs = 64;              // sequences per step
+};
+
+}  // namespace kiln

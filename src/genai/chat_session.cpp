@@ -1,0 +1,41 @@
+#include "genai/chat_session.hpp"
+
+namespace kiln::genai {
+
+std::vector<std::int32_t> encode_chat(const Tokenizer& tokenizer, const ChatTemplate& chat_template,
+                                      const ChatHistory& history) {
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  for (const ChatMessage& m : history) messages.push_back({{"role", m.role}, {"content", m.content}});
+  const std::string text = chat_template.apply(messages, {.add_generation_prompt = true});
+  return tokenizer.encode(text, /*add_special_tokens=*/false);
+}
+
+ChatSession::ChatSession(const Tokenizer& tokenizer, const std::string& system_message)
+    : tokenizer_(tokenizer), template_(tokenizer), system_message_(system_message) {
+  reset();
+}
+
+std::vector<std::int32_t> ChatSession::render_turn(const std::string& user_message) const {
+  ChatHistory turn = history_;
+  turn.push_back({"user", user_message});
+  return encode_chat(tokenizer_, template_, turn);
+}
+
+void ChatSession::commit_turn(const std::string& user_message, const std::string& answer) {
+  history_.push_back({"user", user_message});
+  history_.push_back({"assistant", answer});
+}
+
+std::optional<CachedPrefix> ChatSession::take_cache() {
+  std::optional<CachedPrefix> cache = std::move(cache_);
+  cache_.reset();
+  return cache;
+}
+
+void ChatSession::reset() {
+  history_.clear();
+  if (!system_message_.empty()) history_.push_back({"system", system_message_});
+  cache_.reset();
+}
+
+}  // namespace kiln::genai

@@ -1,0 +1,258 @@
+// LLMPipeline: the public facade over load_model + Engine + ChatSession. It turns text into
+// requests (chat template, tokenizer), streamers into engine callbacks, and the engine's
+// finished sequences into DecodedResults with their PerfMetrics.
+#include "kiln/llm_pipeline.hpp"
+
+#include <variant>
+
+#include "genai/chat_session.hpp"
+#include "genai/engine.hpp"
+#include "genai/model_loader.hpp"
+#include "util/clock.hpp"
+#include "util/error.hpp"
+
+namespace kiln {
+namespace {
+
+GenerationFinishReason to_public(genai::FinishReason reason) {
+  switch (reason) {
+    case genai::FinishReason::kNone: return GenerationFinishReason::NONE;
+    case genai::FinishReason::kStop: return GenerationFinishReason::STOP;
+    case genai::FinishReason::kLength: return GenerationFinishReason::LENGTH;
+    case genai::FinishReason::kCancelled: return GenerationFinishReason::CANCEL;
+  }
+  return GenerationFinishReason::NONE;
+}
+
+genai::LoadedModel load_for(const std::filesystem::path& dir, const std::string& device, const PipelineProperties& p) {
+  if (p.kv_cache_sequences <= 0) fail("PipelineProperties: kv_cache_sequences must be positive, got {}", p.kv_cache_sequences);
+  genai::LoadOptions options{.context_tokens = p.context_tokens, .max_sequences = p.kv_cache_sequences,
+                             .block_size = p.kv_block_size, .device = device};
+  for (const auto& [name, value] : p.device_properties) runtime::set_device_property(options.properties, name, value);
+  return genai::load_model(dir, options);
+}
+
+// Engine callbacks for the streamer the caller passed.
+genai::RequestOptions stream_options(const StreamerVariant& streamer) {
+  genai::RequestOptions o;
+  if (const auto* text = std::get_if<TextStreamerCallback>(&streamer); text && *text) {
+    o.on_text = [cb = *text](std::string_view piece) { return cb(std::string(piece)); };
+  } else if (const auto* stop = std::get_if<BoolStreamerCallback>(&streamer); stop && *stop) {
+    o.on_text = [cb = *stop](std::string_view piece) {
+      return cb(std::string(piece)) ? StreamingStatus::STOP : StreamingStatus::RUNNING;
+    };
+  } else if (const auto* tokens = std::get_if<std::shared_ptr<StreamerBase>>(&streamer); tokens && *tokens) {
+    o.on_token = [s = *tokens](std::int32_t token) { return s->write(token); };
+  }
+  return o;
+}
+
+bool has_streamer(const StreamerVariant& streamer) {
+  return !std::holds_alternative<std::monostate>(streamer);
+}
+
+}  // namespace
+
+class LLMPipeline::Impl {
+ public:
+  Impl(const std::filesystem::path& model_dir, const std::string& device, const PipelineProperties& properties)
+      : main_(load_for(model_dir, device, properties)) {
+    genai::EngineOptions options{.scheduler = properties.scheduler, .tokenizer = &main_.tokenizer,
+                                 .adaptive_speculation = properties.adaptive_speculation,
+                                 .max_context_tokens = properties.context_tokens};
+    if (properties.draft) {
+      draft_ = load_for(properties.draft->dir, properties.draft->device, properties);
+      if (draft_->tokenizer.fingerprint() != main_.tokenizer.fingerprint()) {
+        fail("draft model {}: its tokenizer differs from the main model's ({}); speculative decoding needs both to "
+             "give the same token ids", properties.draft->dir.string(), model_dir.string());
+      }
+      options.draft_model = draft_->model.get();
+    }
+    engine_ = std::make_unique<genai::Engine>(*main_.model, options);
+    config_ = main_.generation_defaults;
+    metrics_.load_time_ms = load_clock_.elapsed_ms();
+  }
+
+  DecodedResults generate(const std::vector<std::string>& prompts, const std::optional<GenerationConfig>& config,
+                          const StreamerVariant& streamer) {
+    if (prompts.empty()) fail("generate: no prompts given");
+    if (prompts.size() > 1 && has_streamer(streamer)) fail("generate: a streamer needs a single prompt, got {}", prompts.size());
+    if (chat_ && prompts.size() > 1) fail("generate: a chat turn is one prompt, got {}", prompts.size());
+    Stopwatch clock;
+    const GenerationConfig c = resolve(config);
+    std::vector<std::vector<std::int32_t>> ids;
+    for (const std::string& prompt : prompts) ids.push_back(chat_ ? chat_->render_turn(prompt) : encode_prompt(prompt, c));
+    const double tokenize_ms = clock.elapsed_ms();
+    DecodedResults results = run(std::move(ids), c, streamer, tokenize_ms, clock, /*chat_turn=*/chat_.has_value());
+    if (chat_) {
+      if (results.finish_reasons.front() != GenerationFinishReason::CANCEL) chat_->commit_turn(prompts.front(), results.texts.front());
+    }
+    metrics_ += results.perf_metrics;
+    return results;
+  }
+
+  DecodedResults generate(const ChatHistory& history, const std::optional<GenerationConfig>& config,
+                          const StreamerVariant& streamer) {
+    if (history.empty()) fail("generate: the chat history is empty");
+    Stopwatch clock;
+    const GenerationConfig c = resolve(config);
+    std::vector<std::int32_t> ids = genai::encode_chat(main_.tokenizer, chat_template(), history);
+    const double tokenize_ms = clock.elapsed_ms();
+    DecodedResults results = run({std::move(ids)}, c, streamer, tokenize_ms, clock, /*chat_turn=*/false);
+    metrics_ += results.perf_metrics;
+    return results;
+  }
+
+  Stopwatch load_clock_;  // first member: starts before the models load
+  GenerationConfig config_;
+  genai::LoadedModel main_;
+  std::optional<genai::LoadedModel> draft_;
+  std::unique_ptr<genai::Engine> engine_;        // after the models: destroyed before them
+  std::optional<genai::ChatSession> chat_;       // after the engine: its cache returns to the engine's pool
+  std::optional<ChatTemplate> chat_template_;    // parsed on first use
+  PerfMetrics metrics_;
+
+ private:
+  GenerationConfig resolve(const std::optional<GenerationConfig>& given) const {
+    GenerationConfig c = given.value_or(config_);
+    if (c.eos_token_ids.empty()) c.eos_token_ids = main_.generation_defaults.eos_token_ids;
+    // With a draft model and no strategy chosen, speculate (OpenVINO GenAI's default of 5).
+    const bool strategy_set = c.num_assistant_tokens > 0 || c.assistant_confidence_threshold > 0 || c.max_ngram_size > 0;
+    if (draft_ && !strategy_set && c.num_beams == 1 && c.num_return_sequences == 1) c.num_assistant_tokens = 5;
+    c.validate();
+    return c;
+  }
+
+  const ChatTemplate& chat_template() {
+    if (!chat_template_) chat_template_.emplace(main_.tokenizer);
+    return *chat_template_;
+  }
+
+  std::vector<std::int32_t> encode_prompt(const std::string& prompt, const GenerationConfig& c) {
+    if (c.apply_chat_template && !main_.tokenizer.chat_template().empty()) {
+      return genai::encode_chat(main_.tokenizer, chat_template(), ChatHistory({{"user", prompt}}));
+    }
+    return main_.tokenizer.encode(prompt);
+  }
+
+  // A chat turn starts from the session's cached KV and leaves its own there for the next turn;
+  // any other call (a stateless ChatHistory too, even during a chat) computes its whole prompt.
+  DecodedResults run(std::vector<std::vector<std::int32_t>> prompts, const GenerationConfig& c,
+                     const StreamerVariant& streamer, double tokenize_ms, const Stopwatch& clock, bool chat_turn);
+};
+
+DecodedResults LLMPipeline::Impl::run(std::vector<std::vector<std::int32_t>> prompts, const GenerationConfig& c,
+                                      const StreamerVariant& streamer, double tokenize_ms, const Stopwatch& clock,
+                                      bool chat_turn) {
+  const double engine_start_ms = engine_->clock().elapsed_ms();
+  std::vector<genai::RequestId> ids;
+  for (auto& prompt : prompts) {
+    genai::RequestOptions options = stream_options(streamer);
+    if (chat_turn) {
+      if (std::optional<genai::CachedPrefix> cache = chat_->take_cache()) options.prefix.emplace(std::move(*cache));
+      options.keep_kv = true;
+    }
+    ids.push_back(engine_->add_request(std::move(prompt), c, std::move(options)));
+  }
+  try {
+    engine_->run_until_idle();
+  } catch (...) {
+    for (genai::RequestId id : ids) engine_->release(id);  // frees their KV blocks
+    throw;
+  }
+  if (const auto* s = std::get_if<std::shared_ptr<StreamerBase>>(&streamer); s && *s) (*s)->end();
+
+  DecodedResults out;
+  RawPerfMetrics& raw = out.perf_metrics.raw;
+  double detokenize_ms = 0, first_token_ms = 0;
+  std::int64_t generated = 0, input = 0, prefilled = 0, proposed = 0, accepted = 0;
+  for (genai::RequestId id : ids) {
+    const genai::RequestState& r = engine_->request(id);
+    for (const auto& s : r.sequences) {
+      const std::span<const std::int32_t> tokens = std::span(s->tokens).subspan(static_cast<std::size_t>(r.num_prompt));
+      out.tokens.emplace_back(tokens.begin(), tokens.end());
+      out.texts.push_back(s->text ? s->text->text() : main_.tokenizer.decode(tokens, true));
+      out.scores.push_back(static_cast<float>(s->score));
+      out.finish_reasons.push_back(to_public(s->finish_reason));
+      if (c.logprobs > 0) out.logprobs.push_back(s->logprobs);
+    }
+    generated += r.num_generated_total();
+    input += r.num_prompt;
+    prefilled += r.num_prompt - r.num_reused;
+    proposed += r.speculation.num_proposed;
+    accepted += r.speculation.num_accepted;
+    detokenize_ms += r.timings.detokenize_ms;
+    if (first_token_ms == 0 && r.timings.first_token_ms > 0) first_token_ms = r.timings.first_token_ms;
+    raw.token_latencies_ms.insert(raw.token_latencies_ms.end(), r.timings.token_latencies_ms.begin(),
+                                  r.timings.token_latencies_ms.end());
+  }
+  if (chat_turn && engine_->request(ids.front()).sequences.size() == 1) chat_->keep_cache(engine_->take_kv(ids.front()));
+  for (genai::RequestId id : ids) engine_->release(id);
+
+  const double duration_ms = clock.elapsed_ms();
+  raw.generate_durations_ms.push_back(duration_ms);
+  raw.tokenization_durations_ms.push_back(tokenize_ms);
+  raw.detokenization_durations_ms.push_back(detokenize_ms);
+  if (first_token_ms > 0) raw.ttfts_ms.push_back(tokenize_ms + first_token_ms - engine_start_ms);
+  raw.throughputs.push_back(duration_ms > 0 ? double(generated) * 1000.0 / duration_ms : 0.0);
+  raw.num_input_tokens.push_back(double(input));
+  raw.num_prefilled_tokens.push_back(double(prefilled));
+  raw.num_generated_tokens.push_back(double(generated));
+  if (proposed > 0) raw.acceptance_rates.push_back(double(accepted) / double(proposed));
+  raw.num_proposed_tokens = proposed;
+  raw.num_accepted_tokens = accepted;
+  out.perf_metrics.load_time_ms = metrics_.load_time_ms;
+  return out;
+}
+
+LLMPipeline::LLMPipeline(const std::filesystem::path& model_dir, const std::string& device,
+                         const PipelineProperties& properties)
+    : impl_(std::make_unique<Impl>(model_dir, device, properties)) {}
+LLMPipeline::~LLMPipeline() = default;
+LLMPipeline::LLMPipeline(LLMPipeline&&) noexcept = default;
+LLMPipeline& LLMPipeline::operator=(LLMPipeline&&) noexcept = default;
+
+DecodedResults LLMPipeline::generate(const std::string& prompt, const std::optional<GenerationConfig>& config,
+                                     const StreamerVariant& streamer) {
+  return impl_->generate(std::vector<std::string>{prompt}, config, streamer);
+}
+
+DecodedResults LLMPipeline::generate(const std::vector<std::string>& prompts, const std::optional<GenerationConfig>& config,
+                                     const StreamerVariant& streamer) {
+  return impl_->generate(prompts, config, streamer);
+}
+
+DecodedResults LLMPipeline::generate(const ChatHistory& history, const std::optional<GenerationConfig>& config,
+                                     const StreamerVariant& streamer) {
+  return impl_->generate(history, config, streamer);
+}
+
+GenerationConfig LLMPipeline::get_generation_config() const { return impl_->config_; }
+
+void LLMPipeline::set_generation_config(const GenerationConfig& config) {
+  config.validate();
+  impl_->config_ = config;
+}
+
+const Tokenizer& LLMPipeline::get_tokenizer() const { return impl_->main_.tokenizer; }
+
+void LLMPipeline::start_chat(const std::string& system_message) { impl_->chat_.emplace(impl_->main_.tokenizer, system_message); }
+
+void LLMPipeline::finish_chat() { impl_->chat_.reset(); }
+
+bool LLMPipeline::in_chat() const { return impl_->chat_.has_value(); }
+
+const ChatHistory& LLMPipeline::get_chat_history() const {
+  static const ChatHistory empty;
+  return impl_->chat_ ? impl_->chat_->history() : empty;
+}
+
+const PerfMetrics& LLMPipeline::get_perf_metrics() const { return impl_->metrics_; }
+
+void LLMPipeline::reset_perf_metrics() {
+  const double load_ms = impl_->metrics_.load_time_ms;
+  impl_->metrics_ = PerfMetrics{};
+  impl_->metrics_.load_time_ms = load_ms;
+}
+
+}  // namespace kiln

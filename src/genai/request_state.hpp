@@ -1,0 +1,122 @@
+// What the engine knows about one request: its sequences (one; or several for beam search and
+// for n independent samples), how it decodes, its callbacks and timings. Invariant between
+// steps: a running sequence holds every committed token in `tokens`, of which the first
+// `num_computed` have keys and values in its blocks; speculative candidates exist only inside
+// a step (appended before scheduling, verified and removed after it).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "genai/sampler.hpp"
+#include "genai/text_stream.hpp"
+#include "kiln/decoded_results.hpp"
+#include "kiln/generation_config.hpp"
+#include "kiln/streamer.hpp"
+#include "kv/block_table.hpp"
+
+namespace kiln::genai {
+
+using RequestId = std::int64_t;
+
+enum class FinishReason : std::uint8_t {
+  kNone,       // still running
+  kStop,       // EOS, a stop token or string, or the callback said STOP
+  kLength,     // max_new_tokens / max_length / the context is full
+  kCancelled,  // the callback said CANCEL or the request was aborted
+};
+
+// Called with every generated token (stop tokens excluded); its answer may end the request.
+using TokenCallback = std::function<StreamingStatus(std::int32_t token)>;
+// Called with every piece of text that is final (whole characters, no part of a stop string).
+using TextCallback = std::function<StreamingStatus(std::string_view text)>;
+
+class DraftState;             // genai/draft_proposer.hpp
+class BeamSearch;             // genai/beam_search.hpp
+class SpeculationController;  // genai/speculation_controller.hpp
+
+struct Sequence {
+  explicit Sequence(kv::BlockTable table);
+  ~Sequence();
+  Sequence(Sequence&&) noexcept;
+
+  std::vector<std::int32_t> tokens;  // prompt, then generated tokens (then, within a step, candidates)
+  std::int64_t num_computed = 0;     // tokens whose keys and values are cached
+  kv::BlockTable blocks;
+  FinishReason finish_reason = FinishReason::kNone;
+  double score = 0;  // summed log-probabilities of the generated tokens (beam search: its own score)
+  std::vector<TokenLogprob> logprobs;  // when GenerationConfig::logprobs > 0
+  std::unique_ptr<TextStream> text;    // when the engine has a tokenizer and the request streams text
+
+  // Speculative decoding within a step.
+  std::int64_t num_candidates = 0;      // trailing entries of `tokens` not yet verified
+  std::vector<float> candidate_probs;   // [num_candidates, vocab] the draft's distributions (sampling only)
+  std::unique_ptr<DraftState> draft;    // the draft model's KV cache for this sequence
+
+  // The logits of the last step, waiting for the request's update: [logit_rows, vocab].
+  std::vector<float> logits;
+  std::int64_t logit_rows = 0;
+
+  bool running() const { return finish_reason == FinishReason::kNone; }
+  std::int64_t num_committed() const { return static_cast<std::int64_t>(tokens.size()) - num_candidates; }
+};
+
+struct RequestTimings {
+  double queued_ms = 0;       // engine clock when the request was added
+  double first_token_ms = 0;  // engine clock when its first token was sampled (0: none yet)
+  double finished_ms = 0;
+  double detokenize_ms = 0;   // time spent turning tokens into text
+  // Per generated token after the first: the time since the previous one.
+  std::vector<double> token_latencies_ms;
+  double last_token_ms = 0;
+};
+
+struct SpeculationStats {
+  std::int64_t num_proposed = 0;  // candidates the draft or the prompt lookup offered
+  std::int64_t num_accepted = 0;  // candidates the main model confirmed
+  std::int64_t num_rounds = 0;    // steps that verified at least one candidate
+};
+
+struct RequestState {
+  explicit RequestState(const GenerationConfig& generation_config);
+  ~RequestState();
+
+  GenerationConfig config;
+  Sampler sampler;
+  std::int64_t num_prompt = 0;
+  std::int64_t num_reused = 0;      // prompt tokens whose KV came from an earlier request (chat)
+  std::int64_t max_new_tokens = 0;  // resolved from the config and the context
+  std::vector<std::unique_ptr<Sequence>> sequences;  // beam search: the running beams, then the results
+  TokenCallback on_token;
+  TextCallback on_text;
+  bool keep_kv = false;  // a finished request keeps its blocks for take_kv() (chat)
+  FinishReason finish_reason = FinishReason::kNone;
+  RequestTimings timings;
+  SpeculationStats speculation;
+  bool speculative = false;  // a draft model or prompt lookup proposes candidates
+  std::unique_ptr<SpeculationController> controller;
+  std::unique_ptr<BeamSearch> beam_search;
+
+  // The first (best) sequence: what a single-sequence caller reads.
+  const Sequence& first() const { return *sequences.front(); }
+  std::int64_t num_generated() const { return first().num_committed() - num_prompt; }
+  std::span<const std::int32_t> generated() const {
+    return std::span(first().tokens).subspan(static_cast<std::size_t>(num_prompt),
+                                             static_cast<std::size_t>(num_generated()));
+  }
+  std::int64_t num_generated_total() const;  // over every sequence
+  bool streams() const { return sequences.size() == 1 && !beam_search; }
+};
+
+// The KV cache a finished request leaves behind for a later one that starts with the same tokens
+// (a chat's next turn): the blocks hold keys and values for exactly `tokens`.
+struct CachedPrefix {
+  std::vector<std::int32_t> tokens;
+  kv::BlockTable blocks;
+};
+
+}  // namespace kiln::genai

@@ -1,0 +1,246 @@
+// LLMPipeline end to end on the golden checkpoints. Oracles: transformers' greedy continuations
+// (golden.json) for plain prompts, batches and streaming; the same text through every streamer
+// form; stop strings cut the golden text at their first occurrence; a chat turn that reuses the
+// previous turns' KV cache generates exactly what a stateless call over the whole history does,
+// while prefilling only the new tokens; CANCEL drops a turn from the history, STOP keeps it.
+// Tests against transformers' text run on the REFERENCE device (exact); the CPU default's f16
+// KV cache flips the nearly tied logits of these random-weight checkpoints.
+#include "kiln/llm_pipeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include "../models/golden_checkpoint.hpp"
+#include "test_models.hpp"
+
+namespace kiln {
+namespace {
+
+GenerationConfig greedy(std::int64_t n) {
+  GenerationConfig c;
+  c.max_new_tokens = n;
+  c.ignore_eos = true;
+  c.apply_chat_template = false;
+  return c;
+}
+
+LLMPipeline pipeline(const std::string& name = "llama3_tiny", const PipelineProperties& p = {},
+                     const std::string& device = "CPU") {
+  return LLMPipeline(testing::checkpoint_dir(name), device, p);
+}
+
+// The exact path, for tests whose oracle is transformers' output.
+LLMPipeline reference_pipeline(const std::string& name = "llama3_tiny", const PipelineProperties& p = {}) {
+  return pipeline(name, p, "REFERENCE");
+}
+
+TEST(LLMPipeline, GreedyTextMatchesTransformers) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  LLMPipeline pipe = reference_pipeline();
+  for (const auto& p : g.prompts) {
+    const DecodedResults r = pipe.generate(p.prompt, greedy(32));
+    ASSERT_EQ(r.texts.size(), 1u);
+    EXPECT_EQ(r.texts[0], p.greedy_text) << p.prompt;
+    EXPECT_EQ(r.tokens[0], p.greedy_ids);
+    EXPECT_EQ(r.finish_reasons[0], GenerationFinishReason::LENGTH);
+  }
+  // A batch gives each prompt its own continuation.
+  std::vector<std::string> prompts;
+  for (const auto& p : g.prompts) prompts.push_back(p.prompt);
+  const DecodedResults batch = pipe.generate(prompts, greedy(32));
+  ASSERT_EQ(batch.texts.size(), prompts.size());
+  for (std::size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(batch.texts[i], g.prompts[i].greedy_text);
+}
+
+TEST(LLMPipeline, EveryStreamerFormSeesTheSameOutput) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  const auto& p = g.prompts[3];
+  LLMPipeline pipe = reference_pipeline();
+  std::string text;
+  const DecodedResults r = pipe.generate(p.prompt, greedy(32), TextStreamerCallback([&](const std::string& piece) {
+    text += piece;
+    return StreamingStatus::RUNNING;
+  }));
+  EXPECT_EQ(text, p.greedy_text);
+  EXPECT_EQ(r.texts[0], p.greedy_text);
+
+  struct Recorder : StreamerBase {
+    std::vector<std::int32_t> tokens;
+    int ends = 0;
+    StreamingStatus write(std::int32_t token) override {
+      tokens.push_back(token);
+      return StreamingStatus::RUNNING;
+    }
+    void end() override { ++ends; }
+  };
+  auto recorder = std::make_shared<Recorder>();
+  pipe.generate(p.prompt, greedy(32), recorder);
+  EXPECT_EQ(recorder->tokens, p.greedy_ids);
+  EXPECT_EQ(recorder->ends, 1);
+
+  // The bool form stops when it returns true; the result keeps what was generated.
+  int pieces = 0;
+  const DecodedResults stopped = pipe.generate(p.prompt, greedy(32), BoolStreamerCallback([&](const std::string&) {
+    return ++pieces == 3;
+  }));
+  EXPECT_EQ(stopped.finish_reasons[0], GenerationFinishReason::STOP);
+  EXPECT_LT(stopped.tokens[0].size(), p.greedy_ids.size());
+  EXPECT_TRUE(p.greedy_text.starts_with(stopped.texts[0]));
+  EXPECT_KILN_ERROR(pipe.generate(std::vector<std::string>{"a", "b"}, greedy(4), recorder), "single prompt");
+}
+
+TEST(LLMPipeline, StopStringsCutTheTextAtTheirFirstOccurrence) {
+  const auto g = testing::load_golden_checkpoint("llama2_tiny");
+  LLMPipeline pipe = reference_pipeline("llama2_tiny");
+  for (const auto& p : g.prompts) {
+    const std::string& full = p.greedy_text;
+    if (full.size() < 12) continue;
+    // Three bytes from the middle, widened to whole UTF-8 characters (a stop string is text).
+    const auto is_continuation = [&](std::size_t i) { return i < full.size() && (full[i] & 0xC0) == 0x80; };
+    std::size_t begin = full.size() / 2, end = begin + 3;
+    while (is_continuation(begin)) --begin;
+    while (is_continuation(end)) ++end;
+    const std::string stop = full.substr(begin, end - begin);
+    const std::size_t at = full.find(stop);
+    GenerationConfig c = greedy(32);
+    c.stop_strings = {stop};
+    std::string streamed;
+    const DecodedResults r = pipe.generate(p.prompt, c, TextStreamerCallback([&](const std::string& piece) {
+      streamed += piece;
+      return StreamingStatus::RUNNING;
+    }));
+    EXPECT_EQ(r.texts[0], full.substr(0, at)) << p.prompt;
+    EXPECT_EQ(streamed, r.texts[0]) << p.prompt;
+    EXPECT_EQ(r.finish_reasons[0], GenerationFinishReason::STOP);
+    c.include_stop_str_in_output = true;
+    EXPECT_EQ(pipe.generate(p.prompt, c).texts[0], full.substr(0, at + stop.size())) << p.prompt;
+  }
+}
+
+TEST(LLMPipeline, SamplesBeamsAndLogprobs) {
+  LLMPipeline pipe = pipeline();
+  GenerationConfig c = greedy(8);
+  c.do_sample = true;
+  c.num_return_sequences = 3;
+  c.top_k = 20;
+  c.rng_seed = 42;
+  const DecodedResults a = pipe.generate("Hello world", c);
+  const DecodedResults b = pipe.generate("Hello world", c);
+  ASSERT_EQ(a.texts.size(), 3u);
+  EXPECT_EQ(a.texts, b.texts);  // seeded
+  EXPECT_FALSE(a.texts[0] == a.texts[1] && a.texts[1] == a.texts[2]);  // independent samples
+  c = greedy(8);
+  c.num_beams = 4;
+  c.num_return_sequences = 2;
+  c.logprobs = 3;
+  const DecodedResults beams = pipe.generate("Hello world", c);
+  ASSERT_EQ(beams.texts.size(), 2u);
+  EXPECT_GE(beams.scores[0], beams.scores[1]);
+  ASSERT_EQ(beams.logprobs.size(), 2u);
+  ASSERT_EQ(beams.logprobs[0].size(), beams.tokens[0].size());
+  EXPECT_EQ(beams.logprobs[0][0].top.size(), 3u);
+  // Greedy logprobs: the chosen token is the most likely one, and the score is their sum.
+  c = greedy(6);
+  c.logprobs = 2;
+  const DecodedResults g = pipe.generate("Hello world", c);
+  double sum = 0;
+  for (const TokenLogprob& t : g.logprobs[0]) {
+    EXPECT_EQ(t.token, t.top[0].first);
+    EXPECT_LE(t.logprob, 0.0f);
+    sum += t.logprob;
+  }
+  EXPECT_NEAR(g.scores[0], sum, 1e-4);
+}
+
+TEST(LLMPipeline, ChatReusesTheKvCacheAndMatchesStatelessGeneration) {
+  LLMPipeline pipe = pipeline();
+  GenerationConfig c = greedy(10);
+  c.ignore_eos = false;
+  pipe.start_chat("You are terse.");
+  const DecodedResults first = pipe.generate("Hello world", c);
+  const DecodedResults second = pipe.generate("The quick brown fox", c);
+  const ChatHistory& history = pipe.get_chat_history();
+  ASSERT_EQ(history.size(), 5u);
+  EXPECT_EQ(history[0].role, "system");
+  EXPECT_EQ(history[2].content, first.texts[0]);
+  EXPECT_EQ(history[4].content, second.texts[0]);
+  // The second turn prefilled only what the first did not leave in the cache: none of the first
+  // turn's prompt (the template renders it identically), and of the first answer only what does
+  // not re-tokenize as generated (these random-weight answers hold bytes that decode to U+FFFD).
+  const RawPerfMetrics& raw = second.perf_metrics.raw;
+  EXPECT_LE(raw.num_prefilled_tokens[0], raw.num_input_tokens[0] - first.perf_metrics.raw.num_input_tokens[0])
+      << raw.num_prefilled_tokens[0];
+  // Oracle: the same conversation generated from scratch.
+  ChatHistory upto({history[0], history[1], history[2], {"user", "The quick brown fox"}});
+  const DecodedResults stateless = pipe.generate(upto, c);
+  EXPECT_EQ(stateless.tokens[0], second.tokens[0]);
+  EXPECT_EQ(stateless.perf_metrics.raw.num_prefilled_tokens[0], stateless.perf_metrics.raw.num_input_tokens[0]);
+  pipe.finish_chat();
+  EXPECT_TRUE(pipe.get_chat_history().empty());
+}
+
+TEST(LLMPipeline, CancelDropsTheTurnStopKeepsIt) {
+  LLMPipeline pipe = pipeline();
+  GenerationConfig c = greedy(12);
+  pipe.start_chat();
+  int pieces = 0;
+  const auto cancel_at_3 = TextStreamerCallback([&](const std::string&) {
+    return ++pieces == 3 ? StreamingStatus::CANCEL : StreamingStatus::RUNNING;
+  });
+  const DecodedResults cancelled = pipe.generate("Hello world", c, cancel_at_3);
+  EXPECT_EQ(cancelled.finish_reasons[0], GenerationFinishReason::CANCEL);
+  EXPECT_TRUE(pipe.get_chat_history().empty());
+  pieces = 0;
+  const auto stop_at_3 = TextStreamerCallback([&](const std::string&) {
+    return ++pieces == 3 ? StreamingStatus::STOP : StreamingStatus::RUNNING;
+  });
+  const DecodedResults stopped = pipe.generate("Hello world", c, stop_at_3);
+  EXPECT_EQ(stopped.finish_reasons[0], GenerationFinishReason::STOP);
+  ASSERT_EQ(pipe.get_chat_history().size(), 2u);
+  EXPECT_EQ(pipe.get_chat_history()[1].content, stopped.texts[0]);
+}
+
+TEST(LLMPipeline, PerfMetricsArePopulated) {
+  LLMPipeline pipe = pipeline();
+  const DecodedResults r = pipe.generate("Hello world", greedy(16));
+  const PerfMetrics& m = r.perf_metrics;
+  EXPECT_GT(m.load_time_ms, 0);
+  EXPECT_GT(m.get_ttft().mean, 0);
+  EXPECT_GT(m.get_tpot().mean, 0);
+  EXPECT_EQ(m.raw.token_latencies_ms.size(), 15u);
+  EXPECT_GT(m.get_throughput().mean, 0);
+  EXPECT_GE(m.get_generate_duration().mean, m.get_ttft().mean);
+  EXPECT_EQ(m.get_num_generated_tokens().mean, 16);
+  EXPECT_GT(m.get_num_input_tokens().mean, 1);
+  pipe.generate("Hello world", greedy(16));
+  EXPECT_EQ(pipe.get_perf_metrics().num_calls(), 2);
+}
+
+TEST(LLMPipeline, SpeculativeDecodingThroughThePipeline) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  PipelineProperties props;
+  props.draft = draft_model(testing::draft_dir(), "REFERENCE");
+  props.adaptive_speculation = false;
+  LLMPipeline pipe = reference_pipeline("llama3_tiny", props);
+  const DecodedResults r = pipe.generate(g.prompts[1].prompt, greedy(32));  // num_assistant_tokens defaults to 5
+  EXPECT_EQ(r.texts[0], g.prompts[1].greedy_text);
+  EXPECT_GT(r.perf_metrics.raw.num_proposed_tokens, 0);
+  EXPECT_GT(r.perf_metrics.get_acceptance_rate().mean, 0);
+}
+
+TEST(LLMPipeline, RejectsBadSetups) {
+  PipelineProperties props;
+  props.draft = draft_model(testing::checkpoint_dir("llama2_tiny"));
+  EXPECT_KILN_ERROR(pipeline("llama3_tiny", props), "draft model", "tokenizer differs");
+  EXPECT_KILN_ERROR(LLMPipeline(testing::checkpoint_dir("llama3_tiny"), "GPU"), "device 'GPU'", "accepted: CPU");
+  LLMPipeline pipe = pipeline();
+  GenerationConfig c = greedy(4);
+  c.num_beams = 2;
+  EXPECT_KILN_ERROR(pipe.generate("x", c, TextStreamerCallback([](const std::string&) { return StreamingStatus::RUNNING; })),
+                    "streaming needs a single sequence");
+  c = greedy(4);
+  c.top_p = 2;
+  EXPECT_KILN_ERROR(pipe.set_generation_config(c), "top_p");
+}
+
+}  // namespace
+}  // namespace kiln
