@@ -3,19 +3,13 @@
 // partial output; stdout gets a summary of what was written.
 #include <fmt/format.h>
 
-#include <atomic>
-#include <csignal>
-
 #include "cli/commands.hpp"
+#include "cli/interrupt_guard.hpp"
 #include "export/exporter.hpp"
 #include "util/error.hpp"
 
 namespace kiln::cli {
 namespace {
-
-std::atomic<bool> g_interrupted{false};
-
-extern "C" void on_interrupt(int) { g_interrupted.store(true); }
 
 struct ExportFlags {
   std::string model, out, weight_format, sensitivity_metric, backup_precision, dataset;
@@ -25,7 +19,8 @@ struct ExportFlags {
   bool sym = false, all_layers = false, awq = false, scale_estimation = false, gptq = false, quiet = false;
 };
 
-exporter::ExportOptions to_options(const ExportFlags& f, std::vector<std::string> command_line) {
+exporter::ExportOptions to_options(const ExportFlags& f, std::vector<std::string> command_line,
+                                   const std::atomic<bool>* cancel) {
   exporter::ExportOptions o;
   o.model_dir = f.model;
   o.out_dir = f.out;
@@ -45,22 +40,14 @@ exporter::ExportOptions to_options(const ExportFlags& f, std::vector<std::string
   o.command_line = std::move(command_line);
   o.kiln_version = fmt::format("{} ({})", KILN_VERSION, KILN_GIT_COMMIT);
   o.show_progress = !f.quiet;
-  o.cancel = &g_interrupted;
+  o.cancel = cancel;
   return o;
 }
 
 void run_export(const ExportFlags& flags, const std::vector<std::string>& command_line) {
-  const exporter::ExportOptions options = to_options(flags, command_line);
-  g_interrupted.store(false);
-  auto previous = std::signal(SIGINT, on_interrupt);
-  exporter::ExportResult r;
-  try {
-    r = exporter::export_model(options);
-  } catch (...) {
-    std::signal(SIGINT, previous);
-    throw;
-  }
-  std::signal(SIGINT, previous);
+  const InterruptGuard interrupt;
+  const exporter::ExportOptions options = to_options(flags, command_line, interrupt.cancel());
+  const exporter::ExportResult r = exporter::export_model(options);
   std::string schemes;
   for (const auto& [scheme, count] : r.tensors_by_scheme) schemes += fmt::format("{}{} {}", schemes.empty() ? "" : ", ", count, scheme);
   fmt::print("exported {} ({} parameters, weight format {}{}) to {}: model.bin {:.1f} MiB; tensors: {}; {:.1f} s, peak RSS {:.0f} MiB\n",

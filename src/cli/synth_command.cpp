@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/interrupt_guard.hpp"
 #include "export/synthetic_checkpoint.hpp"
 
 namespace kiln::cli {
@@ -27,6 +28,8 @@ void register_synth_command(CLI::App& app) {
     o.seed = f->seed;
     if (!f->tokenizer.empty()) o.tokenizer_dir = f->tokenizer;
     o.show_progress = !f->quiet;
+    const InterruptGuard interrupt;
+    o.cancel = interrupt.cancel();
     const exporter::SynthResult r = exporter::synthesize_checkpoint(o);
     fmt::print("wrote {} ({} parameters, {:.1f} MiB in {} shard(s)) in {:.1f} s\n", f->out, r.num_parameters,
                double(r.weight_bytes) / (1 << 20), r.num_shards, r.seconds);

@@ -36,7 +36,6 @@ class InputStatistics {
 
   std::int64_t in() const { return in_; }
   std::int64_t num_tokens() const { return num_tokens_; }
-  std::int64_t num_samples() const { return num_samples_; }
 
   double mean_abs(std::int64_t c) const { return num_tokens_ ? sum_abs_[c] / double(num_tokens_) : 0.0; }
   // NNCF's data-aware activation sensitivities, each averaged over samples.

@@ -84,11 +84,11 @@ QuantizedMatrix quantize_gptq(std::vector<float> w, std::size_t out, std::size_t
 
   QuantizedMatrix m(scheme, out, in, group_size);
   std::vector<QuantParams> params(out);  // the current group's, per row
-  std::vector<double> block;             // [n, n] Hessian block of the current group
+  std::vector<float> block;              // [n, n] Hessian block of the current group
   for (std::size_t i = 0; i < in; ++i) {
     if (i % group_size == 0) {
       const std::size_t n = std::min(group_size, in - i);
-      if (scale_estimation) block = stats.hessian_block(static_cast<std::int64_t>(i), static_cast<std::int64_t>(group_size));
+      if (scale_estimation) block = hessian_block_f32(stats, i, group_size);
       for (std::size_t r = 0; r < out; ++r) {
         const std::span<const float> group(w.data() + r * in + i, n);
         params[r] = rtn_params(scheme, group);

@@ -28,20 +28,6 @@ float unscaled_level(WeightScheme scheme, int code, int zero_point) {
   return static_cast<float>(code - zero_point);
 }
 
-double weighted_error(std::span<const float> w, std::span<const float> w_hat, const double* hessian) {
-  const std::size_t n = w.size();
-  double total = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double di = static_cast<double>(w[i]) - w_hat[i];
-    if (di == 0.0) continue;
-    const double* h = hessian + i * n;
-    double row = 0;
-    for (std::size_t j = 0; j < n; ++j) row += h[j] * (static_cast<double>(w[j]) - w_hat[j]);
-    total += di * row;
-  }
-  return total;
-}
-
 void fake_quantize_rtn(WeightScheme scheme, std::span<const float> w, std::size_t out, std::size_t in,
                        std::size_t group_size, std::span<float> w_hat) {
   for (std::size_t r = 0; r < out; ++r) {

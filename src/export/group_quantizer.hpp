@@ -20,10 +20,6 @@ void fake_quantize(WeightScheme scheme, std::span<const float> w, QuantParams pa
 // The value a code stands for before scaling (code - zero point, or the NF4 level).
 float unscaled_level(WeightScheme scheme, int code, int zero_point);
 
-// (w - ŵ)ᵀ H (w - ŵ) for H [n, n] row-major: the squared output error the group adds over the
-// calibration tokens (H = Σ x xᵀ restricted to the group).
-double weighted_error(std::span<const float> w, std::span<const float> w_hat, const double* hessian);
-
 // Fake-quantises an [out, in] f32 matrix with round to nearest, group by group (the oracle
 // AWQ's search compares against).
 void fake_quantize_rtn(WeightScheme scheme, std::span<const float> w, std::size_t out, std::size_t in,

@@ -15,7 +15,6 @@ class ProgressBar {
   ProgressBar(std::int64_t total, bool enabled);
   ~ProgressBar();
 
-  void set_total(std::int64_t total) { total_ = total; }
   // Advances to `done` of total with a short label ("layers.3.mlp.up_proj.weight").
   void update(std::int64_t done, const std::string& label);
   // Ends the line.

@@ -34,11 +34,6 @@ void RecordingOps::end_sample() {
   open_.clear();
 }
 
-std::shared_ptr<InputStatistics> RecordingOps::statistics_for(const std::string& weight) const {
-  auto it = by_weight_.find(weight);
-  return it == by_weight_.end() ? nullptr : it->second;
-}
-
 std::map<std::string, std::shared_ptr<InputStatistics>> RecordingOps::take_statistics() { return std::move(by_weight_); }
 
 std::unique_ptr<models::Weight> RecordingOps::load_weight(const ir::TensorView& tensor, models::WeightUse use) {

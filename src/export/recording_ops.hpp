@@ -23,8 +23,6 @@ class RecordingOps final : public models::Ops {
   void begin_sample();
   void end_sample();
 
-  // The statistics of a watched weight's input; null before any call reached it.
-  std::shared_ptr<InputStatistics> statistics_for(const std::string& weight) const;
   // Every recorded input, by the weight names that share it.
   std::map<std::string, std::shared_ptr<InputStatistics>> take_statistics();
 

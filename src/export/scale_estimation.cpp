@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "export/group_quantizer.hpp"
@@ -15,78 +16,130 @@ constexpr int kInitialSteps = 5;
 constexpr int kScaleSteps = 5;
 constexpr float kScaleStepFactor = 0.05f;
 
+// Σ_j row[j] · v[j] over [begin, end) in eight independent lanes, so the compiler vectorises
+// without reassociating (no -ffast-math).
+float dot_lanes(const float* row, const float* v, std::size_t begin, std::size_t end) {
+  float lanes[8] = {};
+  std::size_t j = begin;
+  for (; j + 8 <= end; j += 8) {
+    for (std::size_t k = 0; k < 8; ++k) lanes[k] += row[j + k] * v[j + k];
+  }
+  float r = 0;
+  for (; j < end; ++j) r += row[j] * v[j];
+  for (float lane : lanes) r += lane;
+  return r;
+}
+
+// lᵀ H l for a symmetric H [n, n] f32 row-major: the diagonal plus twice the upper triangle.
+double quadratic_form(const float* h, const float* l, std::size_t n) {
+  double total = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float* row = h + i * n;
+    total += static_cast<double>(l[i]) * (row[i] * l[i] + 2.0f * dot_lanes(row, l, i + 1, n));
+  }
+  return total;
+}
+
+// NOTE: with ŵ = s·l (l the unscaled levels of the codes) the error expands to
+//   E(s, l) = wᵀHw − 2 s lᵀHw + s² lᵀHl,
+// and for fixed codes the best scale is s* = lᵀHw / lᵀHl. Hw and wᵀHw are fixed per group, so
+// each candidate costs one quadratic form lᵀHl instead of several O(n²) passes.
 class GroupSearch {
  public:
-  GroupSearch(WeightScheme scheme, std::span<const float> w, const double* hessian, QuantParams start)
-      : scheme_(scheme), w_(w), h_(hessian), w_hat_(w.size()), codes_(w.size()), best_(start), best_error_(error(start)) {}
-
-  // Evaluates `scale` (with the start's zero point); keeps it if better. Returns its params.
-  std::optional<QuantParams> consider(float scale) {
-    const std::optional<float> stored = stored_scale(scale);
-    if (!stored) return std::nullopt;
-    const QuantParams p{*stored, best_.zero_point};
-    const double e = error(p);
-    if (e < best_error_) {
-      best_error_ = e;
-      best_ = p;
+  GroupSearch(WeightScheme scheme, std::span<const float> w, const float* hessian, QuantParams start)
+      : scheme_(scheme), w_(w), h_(hessian), hw_(w.size()), w_hat_(w.size()), codes_(w.size()), level_(w.size()), best_(start) {
+    const std::size_t n = w.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      hw_[i] = dot_lanes(h_ + i * n, w_.data(), 0, n);
+      whw_ += static_cast<double>(w_[i]) * hw_[i];
     }
-    return p;
+    const Candidate c = evaluate(start);
+    best_error_ = c.error;
+    start_ideal_ = c.ideal_scale;
   }
 
-  // The least-squares scale for the codes `p` assigns: argmin_s (w - s·l)ᵀ H (w - s·l) = lᵀHw / lᵀHl.
-  std::optional<float> ideal_scale(QuantParams p) {
-    fake_quantize(scheme_, w_, p, w_hat_, codes_);
-    const std::size_t n = w_.size();
-    std::vector<double>& level = level_;
-    level.resize(n);
-    for (std::size_t i = 0; i < n; ++i) level[i] = unscaled_level(scheme_, codes_[i], p.zero_point);
-    double num = 0, den = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double* h = h_ + i * n;
-      double hw = 0, hl = 0;
-      for (std::size_t j = 0; j < n; ++j) {
-        hw += h[j] * w_[j];
-        hl += h[j] * level[j];
-      }
-      num += level[i] * hw;
-      den += level[i] * hl;
+  // The ideal scale of the start's codes (computed with it).
+  std::optional<float> start_ideal() const { return start_ideal_; }
+
+  struct Candidate {
+    double error = 0;
+    std::optional<float> ideal_scale;  // the least-squares scale for these codes
+  };
+
+  // Quantises with `p` and scores it; keeps it when it beats the best so far.
+  Candidate consider(QuantParams p) {
+    const Candidate c = evaluate(p);
+    if (c.error < best_error_) {
+      best_error_ = c.error;
+      best_ = p;
     }
-    if (!(den > 0.0)) return std::nullopt;
-    return static_cast<float>(num / den);
+    return c;
+  }
+
+  // `scale` rounded to f16, with the start's zero point; nullopt when not representable.
+  std::optional<QuantParams> params_for(float scale) const {
+    const std::optional<float> stored = stored_scale(scale);
+    if (!stored) return std::nullopt;
+    return QuantParams{*stored, best_.zero_point};
   }
 
   QuantParams best() const { return best_; }
 
  private:
-  double error(QuantParams p) {
-    fake_quantize(scheme_, w_, p, w_hat_);
-    return weighted_error(w_, w_hat_, h_);
+  Candidate evaluate(QuantParams p) {
+    fake_quantize(scheme_, w_, p, w_hat_, codes_);
+    const std::size_t n = w_.size();
+    double lhw = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      level_[i] = unscaled_level(scheme_, codes_[i], p.zero_point);
+      lhw += level_[i] * hw_[i];
+    }
+    const double lhl = quadratic_form(h_, level_.data(), n);
+    Candidate c;
+    c.error = whw_ - 2.0 * p.scale * lhw + static_cast<double>(p.scale) * p.scale * lhl;
+    if (lhl > 0.0) c.ideal_scale = static_cast<float>(lhw / lhl);
+    return c;
   }
 
   WeightScheme scheme_;
   std::span<const float> w_;
-  const double* h_;
+  const float* h_;
+  std::vector<double> hw_;  // [n] H w
+  double whw_ = 0;
   std::vector<float> w_hat_;
   std::vector<int> codes_;
-  std::vector<double> level_;
+  std::vector<float> level_;
   QuantParams best_;
-  double best_error_;
+  double best_error_ = 0;
+  std::optional<float> start_ideal_;
 };
 
 }  // namespace
 
-QuantParams estimate_group_params(WeightScheme scheme, std::span<const float> w, const double* hessian,
+std::vector<float> hessian_block_f32(const InputStatistics& stats, std::size_t first, std::size_t size) {
+  const std::vector<double> block = stats.hessian_block(static_cast<std::int64_t>(first), static_cast<std::int64_t>(size));
+  return {block.begin(), block.end()};
+}
+
+QuantParams estimate_group_params(WeightScheme scheme, std::span<const float> w, const float* hessian,
                                   QuantParams start) {
   GroupSearch search(scheme, w, hessian, start);
-  for (int step = 0; step < kInitialSteps; ++step) {
-    const std::optional<float> s = search.ideal_scale(search.best());
-    if (!s || !search.consider(*s)) break;
+  // Ideal-scale steps from the start; the codes settle after a step or two.
+  std::optional<float> ideal = search.start_ideal();
+  float current = start.scale;
+  for (int step = 0; step < kInitialSteps && ideal; ++step) {
+    const std::optional<QuantParams> next = search.params_for(*ideal);
+    if (!next || next->scale == current) break;
+    current = next->scale;
+    ideal = search.consider(*next).ideal_scale;
   }
+  // Shrunken scales, each followed by the ideal scale of the codes it gives.
   for (int step = 1; step <= kScaleSteps; ++step) {
-    const float factor = 1.0f - kScaleStepFactor * static_cast<float>(step);
-    const std::optional<QuantParams> shrunk = search.consider(start.scale * factor);
+    const std::optional<QuantParams> shrunk = search.params_for(start.scale * (1.0f - kScaleStepFactor * float(step)));
     if (!shrunk) continue;
-    if (const std::optional<float> s = search.ideal_scale(*shrunk)) search.consider(*s);
+    const GroupSearch::Candidate c = search.consider(*shrunk);
+    if (!c.ideal_scale) continue;
+    if (const std::optional<QuantParams> ideal = search.params_for(*c.ideal_scale)) search.consider(*ideal);
   }
   return search.best();
 }
@@ -98,14 +151,27 @@ QuantizedMatrix quantize_with_scale_estimation(std::span<const float> w, std::si
     fail(ErrorKind::kInternal, "scale estimation of '{}': no input statistics of width {}", name, in);
   }
   QuantizedMatrix m(scheme, out, in, group_size);
+  // Rows are independent: split them over the cores. Each row's result does not depend on the
+  // split, so the output is the same bytes for any thread count.
+  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
   for (std::size_t first = 0, g = 0; first < in; first += group_size, ++g) {
     const std::size_t n = std::min(group_size, in - first);
-    const std::vector<double> h = stats.hessian_block(static_cast<std::int64_t>(first), static_cast<std::int64_t>(group_size));  // [n, n]
+    const std::vector<float> h = hessian_block_f32(stats, first, group_size);  // [n, n]
+    std::vector<QuantParams> params(out);
+    const auto work = [&](std::size_t t) {
+      for (std::size_t r = t; r < out; r += threads) {
+        const std::span<const float> group = w.subspan(r * in + first, n);
+        params[r] = estimate_group_params(scheme, group, h.data(), rtn_params(scheme, group));
+      }
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads && t < out; ++t) pool.emplace_back(work, t);
+    work(0);
+    for (std::thread& th : pool) th.join();
+    // Codes are written here, single-threaded: 4-bit rows may share a byte.
     for (std::size_t r = 0; r < out; ++r) {
-      const std::span<const float> group = w.subspan(r * in + first, n);
-      const QuantParams p = estimate_group_params(scheme, group, h.data(), rtn_params(scheme, group));
-      m.set_params(r, g, p);
-      for (std::size_t c = 0; c < n; ++c) m.set_code(r, first + c, quantize_value(scheme, group[c], p));
+      m.set_params(r, g, params[r]);
+      for (std::size_t c = 0; c < n; ++c) m.set_code(r, first + c, quantize_value(scheme, w[r * in + first + c], params[r]));
     }
   }
   return m;

@@ -9,15 +9,19 @@
 
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "export/activation_statistics.hpp"
 #include "kernels/weight_format.hpp"
 
 namespace kiln::exporter {
 
-// The best parameters found for one group w [n] with H [n, n]; `start` is round to nearest's.
-QuantParams estimate_group_params(WeightScheme scheme, std::span<const float> w, const double* hessian,
+// The best parameters found for one group w [n] with H [n, n] (f32); `start` is round to nearest's.
+QuantParams estimate_group_params(WeightScheme scheme, std::span<const float> w, const float* hessian,
                                   QuantParams start);
+
+// The [n, n] block of Σ x xᵀ from `first` (n = min(size, in - first)) in f32, as the search reads it.
+std::vector<float> hessian_block_f32(const InputStatistics& stats, std::size_t first, std::size_t size);
 
 // An [out, in] matrix quantised with estimated scales; `stats` must hold group blocks (or the
 // full xᵀx) of its input.

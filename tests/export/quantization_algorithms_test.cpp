@@ -62,6 +62,16 @@ double output_error(const Problem& p, const std::vector<float>& w_hat) {
   return total;
 }
 
+// (w - ŵ)ᵀ H (w - ŵ) for H [n, n] row-major, in double: the group's output error.
+double weighted_error(std::span<const float> w, std::span<const float> w_hat, const double* h) {
+  const std::size_t n = w.size();
+  double total = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) total += (double(w[i]) - w_hat[i]) * h[i * n + j] * (double(w[j]) - w_hat[j]);
+  }
+  return total;
+}
+
 double rtn_error(const Problem& p, WeightScheme scheme, std::size_t gs) {
   return output_error(p, dequantize_weights(quantize_weights(p.w, p.out, p.in, scheme, gs, "w").view()));
 }
@@ -81,10 +91,11 @@ TEST(ScaleEstimation, GroupSearchNeverLosesToItsStart) {
   const Problem p = make_problem(2);
   const InputStatistics stats = record(p, HessianMode::kFull, 64);
   const std::vector<double> h = stats.hessian_block(0, 64);
+  const std::vector<float> h32 = hessian_block_f32(stats, 0, 64);
   for (std::size_t r = 0; r < p.out; ++r) {
     const std::span<const float> w(p.w.data() + r * p.in, p.in);
     const QuantParams start = rtn_params(WeightScheme::kInt4Sym, w);
-    const QuantParams best = estimate_group_params(WeightScheme::kInt4Sym, w, h.data(), start);
+    const QuantParams best = estimate_group_params(WeightScheme::kInt4Sym, w, h32.data(), start);
     std::vector<float> a(p.in), b(p.in);
     fake_quantize(WeightScheme::kInt4Sym, w, start, a);
     fake_quantize(WeightScheme::kInt4Sym, w, best, b);
