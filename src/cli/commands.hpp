@@ -14,6 +14,7 @@ std::filesystem::path default_model_dir();
 
 // One line per subcommand, in the order `kiln --help` lists them.
 void register_run_command(CLI::App& app);
+void register_chat_command(CLI::App& app);
 void register_inspect_command(CLI::App& app);
 void register_tokenize_command(CLI::App& app);
 void register_detokenize_command(CLI::App& app);

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // Subcommands (see commands.hpp):
   kiln::cli::register_run_command(app);
+  kiln::cli::register_chat_command(app);
   kiln::cli::register_inspect_command(app);
   kiln::cli::register_tokenize_command(app);
   kiln::cli::register_detokenize_command(app);
