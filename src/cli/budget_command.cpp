@@ -15,6 +15,7 @@
 #include "eval/weight_budget.hpp"
 #include "genai/model_loader.hpp"
 #include "ir/hf_checkpoint.hpp"
+#include "ir/ir_model.hpp"
 #include "util/error.hpp"
 #include "util/file_io.hpp"
 
@@ -52,12 +53,17 @@ bool has_weights(const std::filesystem::path& dir) {
 struct Source {
   ir::ModelConfig config;
   std::optional<eval::WeightBudget> stored;
+  std::optional<std::uint64_t> ir_file_bytes;  // model.bin's size on disk, for an exported IR
 };
 
 Source open_source(const BudgetOptions& o) {
   if (o.model.empty() == o.config.empty()) fail("kiln budget needs exactly one of --model DIR and --config FILE");
   if (!o.config.empty()) return {ir::load_model_config(o.config), std::nullopt};
   const std::filesystem::path dir(o.model);
+  if (ir::IrModel::is_ir_dir(dir)) {
+    const ir::IrModel model(dir, {.verify_checksums = false});  // sizes only; kiln verify checks hashes
+    return {model.config(), eval::measure_stored_weights(model.config(), model), std::filesystem::file_size(dir / "model.bin")};
+  }
   if (!has_weights(dir)) return {ir::load_model_config(dir / "config.json"), std::nullopt};
   ir::HfCheckpoint checkpoint(dir);
   return {checkpoint.config(), eval::measure_stored_weights(checkpoint.config(), checkpoint)};
@@ -138,8 +144,14 @@ void budget(const BudgetOptions& o) {
                     {"context", o.context}, {"sequences", o.sequences}, {"bytes", kv_total}}},
             {"total_bytes", plan.total_bytes() + kv_total}};
   if (source.stored) j["stored_weights"] = eval::to_json(*source.stored, /*with_tensors=*/false);
+  if (source.ir_file_bytes) {
+    // model.bin is the tensors plus 64-byte alignment padding (docs/FORMAT.md).
+    fmt::print("\n{:<24} {:>16} (tensors as stored {}, estimate {})\n", "model.bin on disk", human(*source.ir_file_bytes),
+               human(source.stored->total_bytes()), human(plan.total_bytes()));
+    j["ir_model_bin_bytes"] = *source.ir_file_bytes;
+  }
   if (o.measure) {
-    if (!source.stored) fail("--measure needs --model with weights (a directory with model.safetensors)");
+    if (!source.stored) fail("--measure needs --model with weights (a checkpoint with model.safetensors or an exported IR)");
     j["measured"] = measure(o, *source.stored);
   }
   if (!o.json.empty()) write_file_atomic(o.json, j.dump(1) + "\n");

@@ -152,11 +152,17 @@ WeightBudget measure_stored_weights(const ir::ModelConfig& config, const ir::Ten
   WeightBudget b;
   for (const auto& s : models::tensor_specs(config)) {
     const ir::TensorView& t = *source.find(s.name);
-    const WeightScheme scheme = t.dtype == ir::DType::kF32   ? WeightScheme::kF32
-                                : t.dtype == ir::DType::kF16 ? WeightScheme::kF16
-                                                             : WeightScheme::kBf16;
-    add(b, {.name = s.name, .role = s.role, .scheme = scheme, .num_params = t.num_elements(),
-            .in_features = t.shape.size() == 2 ? t.shape[1] : 0, .data_bytes = t.bytes.size()});
+    TensorPlan p{.name = s.name, .role = s.role, .num_params = t.num_elements(),
+                 .in_features = t.shape.size() == 2 ? t.shape[1] : 0, .data_bytes = t.bytes.size()};
+    if (t.quantization) {  // an exported IR: codes, scales and zero points as written
+      p.scheme = t.quantization->scheme;
+      p.group_size = t.quantization->group_size;
+      p.scale_bytes = t.quantization->scales.size();
+      p.zero_point_bytes = t.quantization->zero_points.size();
+    } else {
+      p.scheme = t.dtype == ir::DType::kF32 ? WeightScheme::kF32 : t.dtype == ir::DType::kF16 ? WeightScheme::kF16 : WeightScheme::kBf16;
+    }
+    add(b, std::move(p));
   }
   return b;
 }

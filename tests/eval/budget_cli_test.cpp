@@ -52,6 +52,30 @@ TEST(BudgetCli, ModelWithWeightsShowsTheStoredBytesAndMeasures) {
   EXPECT_GE(m["peak_rss_bytes"].get<std::uint64_t>(), m["rss_before_load_bytes"].get<std::uint64_t>());
 }
 
+TEST(BudgetCli, ExportedIrIsComparedWithItsFileSizes) {
+  // Oracle: kiln export wrote the IR with the same recipe, so the estimate must equal the bytes
+  // of its tensors exactly, and model.bin is those bytes plus at most 63 bytes of 64-byte
+  // alignment padding per section (codes, scales, zero points: three per tensor at most).
+  testing::TempDir tmp;
+  const auto ir = tmp.path() / "ir";
+  auto r = run_kiln({"export", "--model", testing::checkpoint_dir("llama3_tiny").string(), "--weight-format", "int4",
+                     "--group-size", "32", "--quiet", ir.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto json = tmp.path() / "b.json";
+  r = run_kiln({"budget", "--model", ir.string(), "--weight-format", "int4", "--group-size", "32", "--context", "64",
+                "--measure", "--json", json.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("model.bin on disk"), std::string::npos) << r.out;
+  const Json out = read_json_file(json);
+  EXPECT_EQ(out["weights"]["total"], out["stored_weights"]["total"]);
+  EXPECT_GT(out["stored_weights"]["zero points"].get<std::uint64_t>(), 0u);  // int4 asym by default
+  const auto file = out["ir_model_bin_bytes"].get<std::uint64_t>();
+  const auto stored = out["stored_weights"]["total"].get<std::uint64_t>();
+  EXPECT_GE(file, stored);
+  EXPECT_LT(file, stored + 3 * 64 * out["weights"]["tensors"].size());
+  EXPECT_EQ(out["measured"]["prompt_tokens"], 64);
+}
+
 TEST(BudgetCli, ConfigOnlyDirectoryAndErrors) {
   testing::TempDir tmp;
   std::filesystem::copy(testing::checkpoint_dir("llama3_tiny") / "config.json", tmp.path() / "config.json");
