@@ -25,5 +25,7 @@ void register_verify_command(CLI::App& app);
 void register_synth_command(CLI::App& app);
 void register_eval_command(CLI::App& app);
 void register_budget_command(CLI::App& app);
+void register_bench_command(CLI::App& app);
+void register_devices_command(CLI::App& app);
 
 }  // namespace kiln::cli

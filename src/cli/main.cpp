@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
   kiln::cli::register_synth_command(app);
   kiln::cli::register_eval_command(app);
   kiln::cli::register_budget_command(app);
+  kiln::cli::register_bench_command(app);
+  kiln::cli::register_devices_command(app);
 
   try {
     app.parse(argc, argv);

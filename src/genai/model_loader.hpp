@@ -11,6 +11,7 @@
 #include "kiln/generation_config.hpp"
 #include "kiln/tokenizer.hpp"
 #include "models/language_model.hpp"
+#include "runtime/core.hpp"
 
 namespace kiln::genai {
 
@@ -18,6 +19,9 @@ struct LoadOptions {
   std::int64_t context_tokens = 4096;  // KV cache capacity for one sequence; capped by the model
   std::int64_t max_sequences = 1;      // sequences the KV cache holds at full context
   std::int64_t block_size = 16;        // tokens per KV block
+  // "CPU" (the compiled backend) or "REFERENCE" (the scalar oracle), with its properties.
+  std::string device = "CPU";
+  runtime::DeviceProperties properties{};
 };
 
 struct LoadedModel {
@@ -25,6 +29,7 @@ struct LoadedModel {
   std::unique_ptr<models::LanguageModel> model;
   Tokenizer tokenizer;
   GenerationConfig generation_defaults;
+  runtime::CompiledModelInfo info{};  // device, ISA, threads, compile-cache outcome
 };
 
 // Throws kiln::Error naming the directory and the problem.

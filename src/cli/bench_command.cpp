@@ -1,0 +1,69 @@
+// `kiln bench --model DIR [--device CPU] [--property NAME=VALUE] [--prompt-tokens 26]
+// [--new-tokens 128] [--warmup 2] [--runs 5] [--draft DIR] [--json FILE]`: pipeline load time,
+// TTFT, TPOT and throughput (mean ± std over the runs), prefill tokens/s and peak RSS, measured
+// as OpenVINO GenAI's benchmark does (greedy, EOS ignored). The work is eval/benchmark.cpp.
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/device_flags.hpp"
+#include "eval/benchmark.hpp"
+#include "util/file_io.hpp"
+
+namespace kiln::cli {
+namespace {
+
+struct BenchFlags {
+  std::string model, draft, json;
+  DeviceFlags device;
+  std::int64_t prompt_tokens = 26, new_tokens = 128, warmup = 2, runs = 5;
+};
+
+void print(const eval::BenchmarkResult& r) {
+  const auto pm = [](MeanStd v, const char* unit) { return fmt::format("{:.2f} ± {:.2f} {}", v.mean, v.std, unit); };
+  const eval::BenchmarkOptions& o = r.options;
+  std::string properties;
+  for (const auto& [name, value] : o.properties) properties += fmt::format(" {}={}", name, value);
+  fmt::print("kiln bench: {} on {}{}{}\n", o.model.string(), o.device, properties,
+             o.draft ? " with draft " + o.draft->string() : "");
+  fmt::print("  {} prompt tokens, {} new tokens, {} warm-up + {} runs, greedy, EOS ignored\n", o.prompt_tokens,
+             o.new_tokens, o.warmup, o.runs);
+  fmt::print("  load        {:.2f} ms\n", r.load_ms);
+  fmt::print("  TTFT        {}\n", pm(r.ttft_ms, "ms"));
+  fmt::print("  TPOT        {}\n", pm(r.tpot_ms, "ms/token"));
+  fmt::print("  throughput  {}\n", pm(r.throughput, "tokens/s"));
+  fmt::print("  prefill     {}\n", pm(r.prefill_tokens_per_s, "tokens/s"));
+  fmt::print("  peak RSS    {:.1f} MiB\n", double(r.peak_rss_bytes) / (1 << 20));
+}
+
+void run(const BenchFlags& f) {
+  eval::BenchmarkOptions o;
+  o.model = f.model.empty() ? default_model_dir() : std::filesystem::path(f.model);
+  if (!f.draft.empty()) o.draft = f.draft;
+  o.device = f.device.device;
+  o.properties = device_property_map(f.device);
+  o.prompt_tokens = f.prompt_tokens;
+  o.new_tokens = f.new_tokens;
+  o.warmup = f.warmup;
+  o.runs = f.runs;
+  const eval::BenchmarkResult r = eval::run_benchmark(o);
+  print(r);
+  if (!f.json.empty()) write_file_atomic(f.json, eval::to_json(r).dump(1) + "\n");
+}
+
+}  // namespace
+
+void register_bench_command(CLI::App& app) {
+  auto f = std::make_shared<BenchFlags>();
+  auto* cmd = app.add_subcommand("bench", "Measure load time, TTFT, TPOT, throughput and peak memory");
+  cmd->add_option("--model,-m", f->model, "Model directory (default: $KILN_MODEL or the embedded model)");
+  add_device_flags(*cmd, f->device);
+  cmd->add_option("--prompt-tokens", f->prompt_tokens, "Prompt length in tokens")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--new-tokens", f->new_tokens, "Tokens generated per run")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", f->warmup, "Unmeasured runs first")->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--runs", f->runs, "Measured runs")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--draft", f->draft, "Draft model for speculative decoding");
+  cmd->add_option("--json", f->json, "Also write the results as JSON to this file");
+  cmd->callback([f] { run(*f); });
+}
+
+}  // namespace kiln::cli
