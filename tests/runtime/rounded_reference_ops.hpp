@@ -5,6 +5,7 @@
 // two is accumulation order, so the tolerance can stay tight.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
