@@ -58,15 +58,15 @@ struct Source {
 
 Source open_source(const BudgetOptions& o) {
   if (o.model.empty() == o.config.empty()) fail("kiln budget needs exactly one of --model DIR and --config FILE");
-  if (!o.config.empty()) return {ir::load_model_config(o.config), std::nullopt};
+  if (!o.config.empty()) return {ir::load_model_config(o.config), std::nullopt, std::nullopt};
   const std::filesystem::path dir(o.model);
   if (ir::IrModel::is_ir_dir(dir)) {
     const ir::IrModel model(dir, {.verify_checksums = false});  // sizes only; kiln verify checks hashes
     return {model.config(), eval::measure_stored_weights(model.config(), model), std::filesystem::file_size(dir / "model.bin")};
   }
-  if (!has_weights(dir)) return {ir::load_model_config(dir / "config.json"), std::nullopt};
+  if (!has_weights(dir)) return {ir::load_model_config(dir / "config.json"), std::nullopt, std::nullopt};
   ir::HfCheckpoint checkpoint(dir);
-  return {checkpoint.config(), eval::measure_stored_weights(checkpoint.config(), checkpoint)};
+  return {checkpoint.config(), eval::measure_stored_weights(checkpoint.config(), checkpoint), std::nullopt};
 }
 
 // The storage of a class's tensors, e.g. "int8_asym" or "int4_asym g128 + int8_asym".
