@@ -6,13 +6,35 @@
 namespace kiln::genai {
 namespace {
 
-constexpr double kSmoothing = 0.2;             // weight of the newest observation
+// Timing noise only ever adds time (preemption, a cold first step: 17 ms against 0.5 ms seen on
+// a 6M-parameter model), so a faster observation replaces the estimate at once, and a slower
+// one moves it by this weight (the costs do grow with the context).
+constexpr double kSmoothing = 0.2;
 constexpr double kCountDecay = 0.9;            // α forgets old steps at this rate per step
 constexpr std::int64_t kWarmupPlainSteps = 2;  // measure t0 before the first speculative step
 constexpr std::int64_t kProbeCandidates = 2;   // a probe is short: cheap when it fails
 constexpr std::int64_t kMaxProbeInterval = 256;
+// While speculating, every this many speculative steps one plain step re-measures t0: the
+// per-row cost is derived from it, so a t0 measured high once (a slow first decode step) would
+// otherwise make verification look free for the rest of the generation.
+constexpr std::int64_t kPlainRefreshInterval = 32;
+// A step the OS preempted can take 10x its usual time; an observation counts as at most this
+// many times the estimate, so one stall cannot make speculation look cheap (or dear) for long.
+// Real drift (a growing context) still passes: the estimate may double per observation.
+constexpr double kMaxJump = 2.0;
 
-void smooth(double& estimate, double observation) {
+// A measured duration (one-sided noise: see kSmoothing).
+void smooth_duration(double& estimate, double observation) {
+  if (estimate < 0 || observation <= estimate) {
+    estimate = observation;
+    return;
+  }
+  observation = std::min(observation, kMaxJump * estimate);
+  estimate = (1 - kSmoothing) * estimate + kSmoothing * observation;
+}
+
+// A derived cost (a difference of durations, noisy both ways, possibly 0).
+void smooth_difference(double& estimate, double observation) {
   estimate = estimate < 0 ? observation : (1 - kSmoothing) * estimate + kSmoothing * observation;
 }
 
@@ -53,7 +75,7 @@ std::int64_t SpeculationController::next_num_candidates() {
   if (plain_ms_ < 0 || (plain_steps_ < kWarmupPlainSteps && row_ms_ < 0)) return last_choice_ = 0;
   if (row_ms_ < 0 || draft_ms_ < 0) return last_choice_ = max_candidates_;  // first speculative step
   const std::int64_t k = best_k(acceptance_rate());
-  if (k > 0) return last_choice_ = k;
+  if (k > 0) return last_choice_ = speculative_steps_ >= kPlainRefreshInterval ? 0 : k;
   // Plain decoding wins now. Probe again later, unless even perfect acceptance could not win.
   if (best_k(1.0) == 0 || plain_steps_ < probe_interval_) return last_choice_ = 0;
   probe_interval_ = std::min(probe_interval_ * 2, kMaxProbeInterval);
@@ -61,19 +83,21 @@ std::int64_t SpeculationController::next_num_candidates() {
 }
 
 void SpeculationController::record_plain_step(double step_ms) {
-  smooth(plain_ms_, step_ms);
+  smooth_duration(plain_ms_, step_ms);
   ++plain_steps_;
+  speculative_steps_ = 0;
 }
 
 void SpeculationController::record_speculative_step(std::int64_t proposed, std::int64_t accepted, double draft_ms,
                                                     double verify_ms) {
   if (proposed <= 0) return;
-  smooth(draft_ms_, draft_ms / double(proposed));
-  if (plain_ms_ >= 0) smooth(row_ms_, std::max(0.0, verify_ms - plain_ms_) / double(proposed));
+  smooth_duration(draft_ms_, draft_ms / double(proposed));
+  if (plain_ms_ >= 0) smooth_difference(row_ms_, std::max(0.0, verify_ms - plain_ms_) / double(proposed));
   accepted_ = kCountDecay * accepted_ + double(accepted);
   rejected_ = kCountDecay * rejected_ + (accepted < proposed ? 1.0 : 0.0);
   if (best_k(acceptance_rate()) > 0) probe_interval_ = 8;  // speculation pays again
   plain_steps_ = 0;
+  ++speculative_steps_;
 }
 
 }  // namespace kiln::genai

@@ -6,7 +6,8 @@
 //   k = 0: t0;  k > 0: (k·t_draft + t0 + k·t_row) / E[tokens | k],  E = (1 − α^(k+1)) / (1 − α).
 // While plain decoding wins it probes again with a short speculative step after 8, 16, 32, ...
 // plain steps (the acceptance rate changes with the text), and never when the costs alone
-// (α = 1) already rule speculation out. Without adaptation it always proposes `max`.
+// (α = 1) already rule speculation out; while speculation wins, a plain step every 32 keeps t0
+// current. Without adaptation it always proposes `max`.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,7 @@ class SpeculationController {
   double accepted_ = 0;      // decayed counts for α: accepted candidates ...
   double rejected_ = 0;      // ... and rejections (a step that kept k of k has none)
   std::int64_t plain_steps_ = 0;       // plain steps since the last speculative one
+  std::int64_t speculative_steps_ = 0;  // speculative steps since the last plain one
   std::int64_t probe_interval_ = 8;    // plain steps before the next probe
   std::int64_t last_choice_ = 0;
 };

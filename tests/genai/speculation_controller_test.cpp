@@ -50,6 +50,26 @@ TEST(SpeculationController, SpeculatesWhenRowsAreCheapAndTheDraftAgrees) {
   EXPECT_LT(c.expected_ms_per_token(c.next_num_candidates()), 10.0);
 }
 
+TEST(SpeculationController, ASlowStartDoesNotLockInSpeculation) {
+  // The first plain steps cost 4x the usual (a cold start), so speculation looks good at first;
+  // once plain steps are re-measured at 10 ms, (6 + 10 + 8) / 2 = 12 ms > 10 ms per token even
+  // with every candidate accepted (a draft token 6 ms, a verified row 8 ms): plain decoding must
+  // win the rest of the run.
+  SpeculationController c(1, true);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(c.next_num_candidates(), 0);
+    c.record_plain_step(40.0);
+  }
+  Simulation sim{.row_ms = 8.0, .draft_ms = 6.0, .accepted_per_step = 1};
+  int late_speculative = 0;
+  for (int i = 0; i < 400; ++i) {
+    const int before = sim.speculative_steps;
+    sim.run(c, 1);
+    if (i >= 200) late_speculative += sim.speculative_steps - before;
+  }
+  EXPECT_LT(late_speculative, 200 / 8) << "speculated in " << late_speculative << " of the last 200 steps";
+}
+
 TEST(SpeculationController, RarelyProbesADraftThatNeverAgrees) {
   SpeculationController c(5, true);
   Simulation sim{.row_ms = 0.3, .draft_ms = 1.0, .accepted_per_step = 0};
