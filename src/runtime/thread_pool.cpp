@@ -44,6 +44,9 @@ void pin_current_thread(int cpu) {
 
 inline void cpu_relax() { __builtin_ia32_pause(); }
 
+// Task index of a claim word whose job is being rewritten: above any task count.
+constexpr std::uint64_t kClosedClaim = 0xFFFFFFFFu;
+
 }  // namespace
 
 ThreadPool::ThreadPool(ThreadPoolOptions options) : options_(options) {
@@ -101,6 +104,9 @@ void ThreadPool::drain_tasks(std::size_t thread, std::uint32_t generation) {
     const std::uint32_t num_tasks = num_tasks_.load(std::memory_order_relaxed);
     TaskFn fn = fn_.load(std::memory_order_relaxed);
     void* ctx = ctx_.load(std::memory_order_relaxed);
+    // If any field read above was written for a later job, the caller's release fence (after it
+    // closed claim_) now happens-before the CAS below, which therefore fails.
+    std::atomic_thread_fence(std::memory_order_acquire);
     if (task >= num_tasks) break;
     if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) continue;
     try {
@@ -124,13 +130,19 @@ void ThreadPool::run(std::size_t num_tasks, void* ctx, TaskFn fn) {
     for (std::size_t task = 0; task < num_tasks; ++task) fn(ctx, task, thread);
     return;
   }
-  KILN_DASSERT(num_tasks < (std::size_t{1} << 32));
+  KILN_DASSERT(num_tasks < kClosedClaim);
   const std::uint32_t n = static_cast<std::uint32_t>(num_tasks);
+  const std::uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
+  // Close the claim word before rewriting the job: a worker late from the previous job (it
+  // loaded that job's exhausted claim, then was preempted) may read the new fields, and its CAS
+  // on the old claim value must then fail; without this it could claim task n_old of the new job
+  // before it is published, and the extra finish would leave done_tasks_ past n forever.
+  claim_.store((std::uint64_t{generation} << 32) | kClosedClaim, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);  // pairs with the fence in drain_tasks
   ctx_.store(ctx, std::memory_order_relaxed);
   fn_.store(fn, std::memory_order_relaxed);
   num_tasks_.store(n, std::memory_order_relaxed);
   done_tasks_.store(0, std::memory_order_relaxed);
-  const std::uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
   claim_.store(std::uint64_t{generation} << 32, std::memory_order_release);
   generation_.store(generation);
   if (sleeping_workers_.load() > 0) generation_.notify_all();

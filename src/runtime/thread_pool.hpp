@@ -59,9 +59,9 @@ class ThreadPool {
   ThreadPoolOptions options_;
   std::vector<std::thread> workers_;
 
-  // The job: written by the caller before it publishes a new generation. Atomic because a
-  // worker late from the previous job may read them while they change; it then fails to claim
-  // (claim_ carries the generation) and discards what it read.
+  // The job: written by the caller before it publishes a new generation, after closing claim_.
+  // Atomic because a worker late from the previous job may read them while they change; its
+  // claim then fails (claim_ was closed first) and it discards what it read.
   std::atomic<void*> ctx_{nullptr};
   std::atomic<TaskFn> fn_{nullptr};
   std::atomic<std::uint32_t> num_tasks_{0};

@@ -41,6 +41,24 @@ TEST(ThreadPool, EveryTaskRunsExactlyOnce) {
   }
 }
 
+// Regression: a worker late from a job with fewer tasks must not claim a task of the next,
+// larger job before it is published (that ran a task twice and left the caller waiting for
+// ever). Growing task counts back to back, more threads than cores, so workers get preempted
+// between loading the claim word and claiming.
+TEST(ThreadPool, GrowingJobsRunEachTaskOnceAndReturn) {
+  ThreadPool pool(ThreadPoolOptions{.num_threads = 4, .spin_us = 0});
+  std::vector<std::atomic<int>> runs(64);
+  for (int repeat = 0; repeat < 20000; ++repeat) {
+    const std::size_t num_tasks = 1 + static_cast<std::size_t>(repeat) % runs.size();
+    for (std::size_t t = 0; t < num_tasks; ++t) runs[t].store(0, std::memory_order_relaxed);
+    pool.parallel_for(num_tasks, [&](std::size_t task, std::size_t) {
+      ASSERT_LT(task, num_tasks);
+      runs[task].fetch_add(1, std::memory_order_relaxed);
+    });
+    for (std::size_t t = 0; t < num_tasks; ++t) ASSERT_EQ(runs[t].load(), 1) << "job " << repeat << " task " << t;
+  }
+}
+
 TEST(ThreadPool, ThreadIndicesAreUniqueWhileRunning) {
   ThreadPool pool(ThreadPoolOptions{.num_threads = 4});
   std::vector<std::atomic<int>> in_use(pool.num_threads());
