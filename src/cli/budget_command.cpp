@@ -107,13 +107,13 @@ Json measure(const BudgetOptions& o, const eval::WeightBudget& stored) {
       eval::kv_bytes_per_token(m.model->config(), backend_kv) * static_cast<std::uint64_t>(kv.num_tokens());
   const std::uint64_t expected = stored.total_bytes() + kv_bytes;
   fmt::print("\nmeasured (this backend: weights as stored, KV cache in {}, {} tokens allocated)\n",
-             eval::kv_precision_name(kv.precision), kv.num_tokens());
+             models::kv_precision_name(kv.precision), kv.num_tokens());
   fmt::print("  {:<22} {:>16}\n", "RSS before loading", human(rss_before));
   fmt::print("  {:<22} {:>16}\n", "weights + KV estimate", human(expected));
   fmt::print("  {:<22} {:>16}\n", "peak RSS", human(peak));
   fmt::print("  {:<22} {:>16}\n", "peak - before", human(peak - std::min(peak, rss_before)));
   return {{"rss_before_load_bytes", rss_before}, {"peak_rss_bytes", peak}, {"prompt_tokens", prompt},
-          {"kv_precision", eval::kv_precision_name(kv.precision)}, {"kv_tokens_allocated", kv.num_tokens()},
+          {"kv_precision", models::kv_precision_name(kv.precision)}, {"kv_tokens_allocated", kv.num_tokens()},
           {"kv_bytes", kv_bytes}, {"estimate_bytes", expected}};
 }
 

@@ -12,16 +12,6 @@ models::KvPrecision parse_kv_precision(std::string_view name) {
   fail("--kv-precision '{}' is not a KV cache precision (accepted: f32, f16, bf16, u8)", name);
 }
 
-std::string_view kv_precision_name(models::KvPrecision precision) {
-  switch (precision) {
-    case models::KvPrecision::kF32: return "f32";
-    case models::KvPrecision::kF16: return "f16";
-    case models::KvPrecision::kBF16: return "bf16";
-    case models::KvPrecision::kU8: return "u8";
-  }
-  return "?";
-}
-
 std::uint64_t kv_bytes_per_token(const ir::ModelConfig& config, const KvFormat& format) {
   const auto head_dim = static_cast<std::uint64_t>(config.head_dim);
   std::uint64_t head_bytes = 0;  // one token's key (or value) vector of one KV head

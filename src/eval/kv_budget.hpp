@@ -21,7 +21,6 @@ struct KvFormat {
 
 // "f32", "f16", "bf16", "u8"; anything else is a kiln::Error listing them.
 models::KvPrecision parse_kv_precision(std::string_view name);
-std::string_view kv_precision_name(models::KvPrecision precision);
 
 // Keys and values of every layer for one token: 2 · layers · kv_heads · bytes(head_dim).
 // Throws kiln::Error for a non-positive u8 group size.

@@ -9,6 +9,17 @@ namespace kiln::models {
 
 enum class KvPrecision : std::uint8_t { kF32, kF16, kBF16, kU8 };
 
+// The name users write for a precision (properties, CLI flags): "f32", "f16", "bf16", "u8".
+constexpr std::string_view kv_precision_name(KvPrecision precision) {
+  switch (precision) {
+    case KvPrecision::kF32: return "f32";
+    case KvPrecision::kF16: return "f16";
+    case KvPrecision::kBF16: return "bf16";
+    case KvPrecision::kU8: return "u8";
+  }
+  return "unknown";
+}
+
 struct KvCacheLayout {
   std::int64_t num_layers = 0;
   std::int64_t num_blocks = 0;

@@ -102,16 +102,6 @@ const PropertySpec& find_spec(std::string_view name) {
 
 }  // namespace
 
-std::string_view kv_precision_name(models::KvPrecision precision) {
-  switch (precision) {
-    case models::KvPrecision::kF32: return "f32";
-    case models::KvPrecision::kF16: return "f16";
-    case models::KvPrecision::kBF16: return "bf16";
-    case models::KvPrecision::kU8: return "u8";
-  }
-  return "unknown";
-}
-
 std::span<const PropertySpec> device_property_specs() { return kSpecs; }
 
 void set_device_property(DeviceProperties& properties, std::string_view name, std::string_view value) {

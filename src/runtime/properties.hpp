@@ -55,6 +55,4 @@ std::string get_device_property(const DeviceProperties& properties, std::string_
 // Applies NAME=VALUE assignments in order (the CLI's repeatable --property flag).
 DeviceProperties parse_device_properties(std::span<const std::string> assignments, DeviceProperties base = {});
 
-std::string_view kv_precision_name(models::KvPrecision precision);  // "f32", "f16", "bf16", "u8"
-
 }  // namespace kiln::runtime
