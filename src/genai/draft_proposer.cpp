@@ -14,6 +14,14 @@ GenerationConfig draft_sampling_config(GenerationConfig config) {
   return config;
 }
 
+// Multiply-adds per token of a decoder's projections and LM head (attention over the context
+// is left out: it is small for the short contexts speculation runs on).
+double macs_per_token(const ir::ModelConfig& c) {
+  const double h = double(c.hidden_size);
+  const double layer = h * double(c.q_dim()) * 2 + h * double(c.kv_dim()) * 2 + 3 * h * double(c.intermediate_size);
+  return double(c.num_layers) * layer + h * double(c.vocab_size);
+}
+
 }  // namespace
 
 DraftState::DraftState(kv::BlockPool& pool, std::int32_t block_size, const GenerationConfig& config)
@@ -31,6 +39,36 @@ std::unique_ptr<DraftState> DraftProposer::make_state(const GenerationConfig& co
 void DraftProposer::rollback(DraftState& state, std::int64_t num_valid) {
   state.num_computed = std::min(state.num_computed, num_valid);
   state.blocks.truncate(state.num_computed);
+}
+
+double DraftProposer::cost_ratio(const ir::ModelConfig& main) const {
+  return macs_per_token(model_.config()) / macs_per_token(main);
+}
+
+std::int64_t DraftProposer::catch_up(std::span<const CatchUp> work) {
+  batch_.clear();
+  std::vector<DraftState*> states;
+  const std::int64_t draft_context = std::min(model_.config().max_position_embeddings, model_.kv_cache_layout().num_tokens());
+  for (const CatchUp& w : work) {
+    DraftState& d = *w.sequence->draft;
+    const auto length = static_cast<std::int64_t>(w.sequence->tokens.size());
+    // The last committed token stays for the proposal (its logits give the first candidate).
+    const std::int64_t end = std::min({d.num_computed + w.num_tokens, length - 1, draft_context});
+    if (end <= d.num_computed || !d.blocks.reserve(end)) continue;
+    batch_.push_back({std::span(w.sequence->tokens).subspan(static_cast<std::size_t>(d.num_computed),
+                                                            static_cast<std::size_t>(end - d.num_computed)),
+                      d.num_computed, d.blocks.blocks(), models::LogitsMode::kNone});
+    states.push_back(&d);
+  }
+  if (batch_.empty()) return 0;
+  model_.step(batch_, output_);
+  std::int64_t computed = 0;
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    const auto n = static_cast<std::int64_t>(batch_[i].tokens.size());
+    states[i]->num_computed += n;
+    computed += n;
+  }
+  return computed;
 }
 
 void DraftProposer::propose(std::span<Slot> slots) {

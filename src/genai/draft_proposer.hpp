@@ -1,8 +1,9 @@
 // Speculative decoding's draft side: a smaller model with the same tokenizer proposes the next
 // tokens of several sequences at once. Each sequence keeps its own KV cache in the draft
-// model (DraftState); a proposal first catches the draft up on the committed tokens it has not
-// seen (the whole prompt the first time), then runs one draft step per candidate, all
-// sequences in one ragged batch. The draft samples with the request's own processors and
+// model (DraftState), which lags behind the committed tokens while the draft is idle: catch_up
+// computes a chunk of them beside a plain step (the SpeculationController decides how much),
+// and a proposal first computes whatever is still missing, then runs one draft step per
+// candidate, all sequences in one ragged batch. The draft samples with the request's own processors and
 // warpers, and for sampled requests records its distribution q at each candidate for the
 // verifier's rejection sampling.
 #pragma once
@@ -44,6 +45,17 @@ class DraftProposer {
   // candidate_probs for sampled requests). Stops early for a slot at an EOS or stop token, below
   // the request's assistant_confidence_threshold, or when the draft's KV cache is full.
   void propose(std::span<Slot> slots);
+
+  // Computes the next `num_tokens` committed tokens of each sequence the draft has not seen
+  // (no logits), as far as its KV cache allows; returns the tokens computed.
+  struct CatchUp {
+    Sequence* sequence = nullptr;
+    std::int64_t num_tokens = 0;
+  };
+  std::int64_t catch_up(std::span<const CatchUp> work);
+
+  // The draft's multiply-adds per token over the main model's (the controller's cost prior).
+  double cost_ratio(const ir::ModelConfig& main) const;
 
   // After verification: the draft's cache holds valid keys and values for `num_valid` tokens.
   static void rollback(DraftState& state, std::int64_t num_valid);

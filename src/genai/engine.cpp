@@ -87,7 +87,8 @@ RequestId Engine::add_request(std::vector<std::int32_t> prompt, const Generation
   r->speculative = config.is_prompt_lookup() || (drafter_ && (config.num_assistant_tokens > 0 ||
                                                                config.assistant_confidence_threshold > 0));
   if (r->speculative) {
-    r->controller = std::make_unique<SpeculationController>(candidates_per_step(config), adaptive_speculation_);
+    const double draft_cost = config.is_prompt_lookup() ? 0.0 : drafter_->cost_ratio(model_.config());
+    r->controller = std::make_unique<SpeculationController>(candidates_per_step(config), adaptive_speculation_, draft_cost);
   }
   if (config.is_beam_search()) {
     std::function<bool(std::span<const std::int32_t>)> stop_check;
@@ -182,22 +183,42 @@ void Engine::collect_running() {
 
 void Engine::propose_candidates() {
   std::vector<DraftProposer::Slot> slots;
+  std::vector<DraftProposer::CatchUp> catch_ups;
+  std::vector<SpeculationController*> catch_up_controllers;
   for (RequestState* r : running_requests_) {
     if (!r->speculative) continue;
     Sequence& s = *r->sequences.front();
     // Only a sequence in decode (every committed token but the last computed) speculates.
-    if (s.num_computed != static_cast<std::int64_t>(s.tokens.size()) - 1) continue;
-    const std::int64_t room = std::min(r->max_new_tokens - r->num_generated() - 1,
-                                       max_context_tokens_ - static_cast<std::int64_t>(s.tokens.size()));
-    const std::int64_t k = std::min(r->controller->next_num_candidates(), room);
-    if (k <= 0) continue;
-    if (r->config.is_prompt_lookup()) {
+    const auto length = static_cast<std::int64_t>(s.tokens.size());
+    if (s.num_computed != length - 1) continue;
+    const bool lookup = r->config.is_prompt_lookup();
+    const std::int64_t draft_behind = lookup ? 0 : length - (s.draft ? s.draft->num_computed : 0);
+    const SpeculationController::Plan plan = r->controller->plan_step(draft_behind);
+    const std::int64_t room = std::min(r->max_new_tokens - r->num_generated() - 1, max_context_tokens_ - length);
+    const std::int64_t k = std::min(plan.candidates, room);
+    if (k <= 0 && plan.catch_up <= 0) continue;
+    if (!lookup && !s.draft) s.draft = drafter_->make_state(r->config);
+    if (k <= 0) {
+      catch_ups.push_back({&s, plan.catch_up});
+      catch_up_controllers.push_back(r->controller.get());
+    } else if (lookup) {
       const std::vector<std::int32_t> found = lookup_candidates(s.tokens, r->config.max_ngram_size, k);
       s.tokens.insert(s.tokens.end(), found.begin(), found.end());
       s.num_candidates = static_cast<std::int64_t>(found.size());
     } else {
-      if (!s.draft) s.draft = drafter_->make_state(r->config);
       slots.push_back({&s, r, k});
+    }
+  }
+  if (!catch_ups.empty()) {
+    std::vector<std::int64_t> before;
+    for (const auto& c : catch_ups) before.push_back(c.sequence->draft->num_computed);
+    const double start = clock_.elapsed_ms();
+    const std::int64_t computed = drafter_->catch_up(catch_ups);
+    const double ms = clock_.elapsed_ms() - start;
+    // Each request pays its share of the batched catch-up, by tokens.
+    for (std::size_t i = 0; i < catch_ups.size() && computed > 0; ++i) {
+      const std::int64_t n = catch_ups[i].sequence->draft->num_computed - before[i];
+      catch_up_controllers[i]->record_catch_up(n, ms * double(n) / double(computed));
     }
   }
   draft_ms_ = 0;
@@ -256,6 +277,7 @@ void Engine::execute(const sched::ScheduleOutput& plan) {
   for (std::size_t b = 0; b < plan.chunks.size(); ++b) {
     Sequence& s = *scheduled_[plan.chunks[b].sequence].sequence;
     s.num_computed += batch_tokens_[b];
+    s.step_tokens = batch_tokens_[b];
     const std::int64_t rows = models::logits_rows(batch_[b]);
     if (rows == 0) continue;
     s.logits.assign(output_.logits.begin() + static_cast<std::ptrdiff_t>(row * output_.vocab_size),

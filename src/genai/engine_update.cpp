@@ -77,6 +77,8 @@ void Engine::update_sequence(RequestState& r, Sequence& s) {
   if (r.controller) {
     if (proposed > 0) {
       r.controller->record_speculative_step(proposed, verified.num_accepted, draft_ms_, step_ms_);
+    } else if (s.step_tokens > 1) {
+      r.controller->record_prefill(s.step_tokens, step_ms_);  // the prompt (or a chat turn's new tokens)
     } else {
       r.controller->record_plain_step(step_ms_);
     }

@@ -46,6 +46,7 @@ struct Sequence {
 
   std::vector<std::int32_t> tokens;  // prompt, then generated tokens (then, within a step, candidates)
   std::int64_t num_computed = 0;     // tokens whose keys and values are cached
+  std::int64_t step_tokens = 0;      // tokens the last step computed for it
   kv::BlockTable blocks;
   FinishReason finish_reason = FinishReason::kNone;
   double score = 0;  // summed log-probabilities of the generated tokens (beam search: its own score)

@@ -1,4 +1,6 @@
-// Oracles: (1) greedy speculative decoding — with a draft model at any number of candidates or
+// Oracles: (0) the draft's chunked catch-up leaves its KV cache as one prefill does: after it,
+// the draft's candidates are its own greedy continuation (plain decoding of the draft model);
+// (1) greedy speculative decoding — with a draft model at any number of candidates or
 // a confidence threshold, with prompt lookup, under chunked prefill and preemption — emits
 // exactly plain greedy decoding's tokens (themselves transformers' greedy continuations, the
 // golden ids); (2) both paths of the verifier ran: some candidates were accepted and some
@@ -6,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "../models/golden_checkpoint.hpp"
+#include "genai/draft_proposer.hpp"
 #include "genai/engine.hpp"
 #include "test_models.hpp"
 
@@ -30,6 +33,35 @@ std::vector<std::int32_t> generate(Engine& engine, const std::vector<std::int32_
   }
   engine.release(id);
   return {gen.begin(), gen.end()};
+}
+
+TEST(SpeculativeDecoding, ChunkedDraftCatchUpProposesTheDraftsGreedyContinuation) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto draft = testing::load_test_model(testing::draft_dir());
+  const std::vector<std::int32_t>& prompt = g.prompts[1].ids;
+  std::vector<std::int32_t> draft_greedy;
+  {
+    Engine plain(*draft.model);
+    draft_greedy = generate(plain, prompt, greedy(4));
+  }
+  DraftProposer proposer(*draft.model, draft.model->config().vocab_size);
+  const GenerationConfig c = greedy(8);
+  RequestState request(c);
+  request.num_prompt = static_cast<std::int64_t>(prompt.size());
+  kv::BlockPool main_pool(8);
+  for (const std::int64_t chunk : {1, 3, 7, 100}) {
+    Sequence s(kv::BlockTable(main_pool, 4));
+    s.tokens = prompt;
+    s.draft = proposer.make_state(c);
+    // Chunks until only the last prompt token is left; the proposal computes that one.
+    while (proposer.catch_up(std::vector<DraftProposer::CatchUp>{{&s, chunk}}) > 0) {
+    }
+    EXPECT_EQ(s.draft->num_computed, static_cast<std::int64_t>(prompt.size()) - 1) << "chunk " << chunk;
+    std::vector<DraftProposer::Slot> slots{{&s, &request, 4}};
+    proposer.propose(slots);
+    ASSERT_EQ(s.num_candidates, 4) << "chunk " << chunk;
+    EXPECT_EQ(std::vector<std::int32_t>(s.tokens.end() - 4, s.tokens.end()), draft_greedy) << "chunk " << chunk;
+  }
 }
 
 TEST(SpeculativeDecoding, GreedyWithDraftEqualsPlainGreedy) {
