@@ -1,19 +1,32 @@
 #!/usr/bin/env python3
 """Decode/prefill of one checkpoint on kiln's CPU runtime, OpenVINO GenAI and llama.cpp, in one run.
 
-Every engine gets the same workload: a prompt of exactly --prompt-tokens token ids, greedy, EOS
-ignored, --new-tokens generated, --threads threads, --warmup unmeasured runs then the median of
---runs. A streaming-read probe (kernels_bench) gives the bandwidth roofline for decode: the bytes
-a token reads (model.bin: every matrix once, the tied head included) divided by the bandwidth.
-An engine whose package is missing is reported as such, never guessed.
+Every engine gets the same workload: a prompt of exactly --prompt-tokens tokens, greedy, EOS ignored,
+--new-tokens generated, --threads threads, --warmup unmeasured runs then the median of --runs. TTFT
+runs from the start of a generation to its first token; TPOT is the mean gap between later tokens;
+prefill tokens/s is prompt tokens / TTFT (use --prompt-tokens 512 --new-tokens 8 for the prefill
+figure). OpenVINO GenAI and llama.cpp get the same fixed token ids; kiln bench builds a text prompt of
+exactly as many tokens (a dense model does the same work for any ids). A streaming-read probe
+(kernels_bench) gives the bandwidth roofline for decode: the bytes a token reads (each engine's own
+weight file: every matrix once, the tied head included) divided by the bandwidth.
+
+Each Python engine runs in its own interpreter (--ov-python, --llama-python; default this one), so
+their packages need not share a venv and each reports its own peak RSS. An engine whose package is
+missing is reported as such, never guessed.
 
   python3 bench/compare/runtime_compare.py --kiln build/kiln --kernels-bench build/bench/kernels/kernels_bench \
-      --kiln-model M-int4 --ov-model M-ov [--gguf M-q4_0.gguf] [--prompt-tokens 26] [--new-tokens 128]
+      --kiln-model M-int4 --cache-dir CACHE --ov-model M-ov --ov-python OV_VENV/bin/python \
+      --gguf M-q4_0.gguf --llama-python LLAMA_VENV/bin/python [--prompt-tokens 26] [--new-tokens 128]
+
+The GGUF comes from make_gguf.py; llama-cpp-python is built from its sdist, CPU only, native ISA:
+  CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+              -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF" pip install llama_cpp_python-0.3.36.tar.gz
 """
 import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -42,7 +55,8 @@ def run_kiln(a):
     runs = r["runs"]
     return {"ttft_ms": statistics.median(x["ttft_ms"] for x in runs),
             "tpot_ms": statistics.median(x["tpot_ms"] for x in runs),
-            "load_ms": r["load_ms"], "peak_rss_mib": r["peak_rss_bytes"] / 2**20}
+            "load_ms": r["load_ms"], "peak_rss_mib": r["peak_rss_bytes"] / 2**20,
+            "token_bytes": os.path.getsize(os.path.join(a.kiln_model, "model.bin"))}
 
 
 def prompt_ids(n, vocab=256):
@@ -73,71 +87,138 @@ def run_openvino(a):
         if i >= a.warmup:
             ttft.append(pm.get_ttft().mean)
             tpot.append(pm.get_tpot().mean)
-    return {"ttft_ms": statistics.median(ttft), "tpot_ms": statistics.median(tpot), "load_ms": load_ms}
+    return {"ttft_ms": statistics.median(ttft), "tpot_ms": statistics.median(tpot), "load_ms": load_ms,
+            "token_bytes": os.path.getsize(os.path.join(a.ov_model, "openvino_model.bin")),
+            "version": genai.__version__}
+
+
+def llama_decode(lc, ctx, tokens, n):
+    rc = lc.llama_decode(ctx, lc.llama_batch_get_one(tokens, n))
+    if rc != 0:
+        sys.exit(f"llama_decode returned {rc} on a batch of {n} tokens")
 
 
 def run_llama_cpp(a):
-    if not a.gguf:
-        return {"missing": "no --gguf given"}
+    # llama.cpp's C API through llama-cpp-python's ctypes bindings: decode + a greedy sampler in C, so
+    # the timings hold llama.cpp's work and a few ctypes calls, as kiln's and OpenVINO's hold theirs.
     try:
-        from llama_cpp import Llama
+        import llama_cpp as lc
     except ImportError as e:
         return {"missing": f"llama-cpp-python not installed ({e})"}
+    n_prompt = a.prompt_tokens
+    lc.llama_backend_init()
     t0 = time.perf_counter()
-    llm = Llama(model_path=a.gguf, n_threads=a.threads, n_ctx=a.prompt_tokens + a.new_tokens + 8, verbose=False)
+    model = lc.llama_model_load_from_file(a.gguf.encode(), lc.llama_model_default_params())
+    if not model:
+        sys.exit(f"llama.cpp could not load {a.gguf}")
+    cp = lc.llama_context_default_params()
+    cp.n_ctx = n_prompt + a.new_tokens + 16
+    cp.n_batch = cp.n_ctx  # the whole prompt in one llama_decode; llama.cpp splits it into n_ubatch
+    cp.n_threads = cp.n_threads_batch = a.threads
+    ctx = lc.llama_init_from_model(model, cp)
+    if not ctx:
+        sys.exit("llama.cpp could not create a context")
     load_ms = (time.perf_counter() - t0) * 1e3
-    ids = prompt_ids(a.prompt_tokens)
+    sampler = lc.llama_sampler_chain_init(lc.llama_sampler_chain_default_params())
+    lc.llama_sampler_chain_add(sampler, lc.llama_sampler_init_greedy())
+    prompt = (lc.llama_token * n_prompt)(*prompt_ids(n_prompt))
+    last = (lc.llama_token * 1)()
     ttft, tpot = [], []
     for i in range(a.warmup + a.runs):
-        llm.reset()
+        lc.llama_memory_clear(lc.llama_get_memory(ctx), True)
+        lc.llama_sampler_reset(sampler)
         t0 = time.perf_counter()
-        llm.eval(ids)
-        tok = llm.sample(temp=0.0)
+        llama_decode(lc, ctx, prompt, n_prompt)
+        last[0] = lc.llama_sampler_sample(sampler, ctx, -1)
         t1 = time.perf_counter()
-        for _ in range(a.new_tokens - 1):
-            llm.eval([tok])
-            tok = llm.sample(temp=0.0)
+        for _ in range(a.new_tokens - 1):  # EOS ignored: every run decodes the same count
+            llama_decode(lc, ctx, last, 1)
+            last[0] = lc.llama_sampler_sample(sampler, ctx, -1)
         t2 = time.perf_counter()
         if i >= a.warmup:
             ttft.append((t1 - t0) * 1e3)
             tpot.append((t2 - t1) * 1e3 / max(1, a.new_tokens - 1))
-    return {"ttft_ms": statistics.median(ttft), "tpot_ms": statistics.median(tpot), "load_ms": load_ms}
+    token_bytes = lc.llama_model_size(model)
+    lc.llama_sampler_free(sampler)
+    lc.llama_free(ctx)
+    lc.llama_model_free(model)
+    return {"ttft_ms": statistics.median(ttft), "tpot_ms": statistics.median(tpot), "load_ms": load_ms,
+            "token_bytes": token_bytes, "version": lc.__version__,
+            "system_info": lc.llama_print_system_info().decode().strip()}
+
+
+ENGINES = {"openvino-genai": ("ov_model", "ov_python", run_openvino), "llama.cpp": ("gguf", "llama_python", run_llama_cpp)}
+
+
+def run_engine_child(a, name):
+    # Runs one Python engine in its own interpreter; the child prints one JSON line.
+    model_attr, python_attr, _ = ENGINES[name]
+    if not getattr(a, model_attr):
+        return {"missing": f"no --{model_attr.replace('_', '-')} given"}
+    cmd = [getattr(a, python_attr) or sys.executable, os.path.abspath(__file__), "--engine", name,
+           f"--{model_attr.replace('_', '-')}", getattr(a, model_attr), "--threads", str(a.threads),
+           "--prompt-tokens", str(a.prompt_tokens), "--new-tokens", str(a.new_tokens),
+           "--warmup", str(a.warmup), "--runs", str(a.runs)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        return {"missing": f"{name} failed (exit {proc.returncode}): {proc.stderr.strip()[-400:]}"}
+    return json.loads(lines[-1])
+
+
+def engine_main(a):
+    r = ENGINES[a.engine][2](a)
+    if "missing" not in r:
+        r["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    print(json.dumps(r))
+
+
+def print_table(a, bw, results):
+    print(f"bandwidth {bw:.1f} GB/s ({a.threads} threads)")
+    print(f"{a.prompt_tokens} prompt tokens, {a.new_tokens} new, median of {a.runs} runs after {a.warmup} warm-up")
+    print(f"{'engine':16} {'MB/tok':>7} {'load ms':>8} {'TTFT ms':>8} {'prefill t/s':>11} {'TPOT ms':>8} "
+          f"{'tok/s':>6} {'roofline':>8} {'RSS MiB':>8} {'kiln x dec':>10} {'kiln x pf':>9}")
+    k = results["kiln"]
+    for name, r in results.items():
+        if "missing" in r:
+            print(f"{name:16} {r['missing']}")
+            continue
+        roof_ms = r["token_bytes"] / (bw * 1e9) * 1e3
+        prefill = a.prompt_tokens / r["ttft_ms"] * 1e3
+        print(f"{name:16} {r['token_bytes'] / 1e6:7.0f} {r['load_ms']:8.0f} {r['ttft_ms']:8.1f} {prefill:11.1f} "
+              f"{r['tpot_ms']:8.1f} {1e3 / r['tpot_ms']:6.2f} {roof_ms / r['tpot_ms']:8.0%} {r['peak_rss_mib']:8.0f} "
+              f"{r['tpot_ms'] / k['tpot_ms']:9.2f}x {r['ttft_ms'] / k['ttft_ms']:8.2f}x")
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--kiln", required=True)
-    p.add_argument("--kernels-bench", required=True)
-    p.add_argument("--kiln-model", required=True, help="kiln IR directory (int4 sym g128 export)")
+    p.add_argument("--kiln")
+    p.add_argument("--kernels-bench")
+    p.add_argument("--kiln-model", help="kiln IR directory (int4 sym g128 export)")
     p.add_argument("--ov-model", help="optimum-cli export openvino directory")
-    p.add_argument("--gguf", help="GGUF Q4_0 of the same checkpoint")
+    p.add_argument("--ov-python", help="interpreter with openvino-genai (default: this one)")
+    p.add_argument("--gguf", help="GGUF Q4_0 of the same checkpoint (make_gguf.py)")
+    p.add_argument("--llama-python", help="interpreter with llama-cpp-python (default: this one)")
     p.add_argument("--cache-dir", help="kiln CACHE_DIR (warm load)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--prompt-tokens", type=int, default=26)
     p.add_argument("--new-tokens", type=int, default=128)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--engine", choices=sorted(ENGINES), help=argparse.SUPPRESS)  # internal: one engine, JSON out
     a = p.parse_args()
+    if a.engine:
+        return engine_main(a)
+    if not (a.kiln and a.kernels_bench and a.kiln_model):
+        p.error("--kiln, --kernels-bench and --kiln-model are required")
 
     bw = bandwidth_gbs(a.kernels_bench, a.threads)
-    token_bytes = os.path.getsize(os.path.join(a.kiln_model, "model.bin"))
-    roofline_tpot_ms = token_bytes / (bw * 1e9) * 1e3
     results = {"kiln": run_kiln(a)}
-    results["openvino-genai"] = run_openvino(a) if a.ov_model else {"missing": "no --ov-model given"}
-    results["llama.cpp"] = run_llama_cpp(a)
-
-    print(f"bandwidth {bw:.1f} GB/s ({a.threads} threads); a token reads {token_bytes / 1e6:.0f} MB: "
-          f"roofline TPOT {roofline_tpot_ms:.1f} ms ({1e3 / roofline_tpot_ms:.1f} tokens/s)")
-    print(f"{a.prompt_tokens} prompt tokens, {a.new_tokens} new, median of {a.runs} runs after {a.warmup} warm-up")
-    print(f"{'engine':16} {'load ms':>9} {'TTFT ms':>9} {'TPOT ms':>9} {'tok/s':>7} {'roofline':>9} {'kiln x':>7}")
-    k = results["kiln"]
-    for name, r in results.items():
-        if "missing" in r:
-            print(f"{name:16} {r['missing']}")
-            continue
-        print(f"{name:16} {r['load_ms']:9.0f} {r['ttft_ms']:9.1f} {r['tpot_ms']:9.1f} {1e3 / r['tpot_ms']:7.2f} "
-              f"{roofline_tpot_ms / r['tpot_ms']:8.0%} {r['tpot_ms'] / k['tpot_ms']:6.2f}x")
-    print(json.dumps({"bandwidth_gbs": bw, "token_bytes": token_bytes, "results": results}))
+    for name in ENGINES:
+        results[name] = run_engine_child(a, name)
+    print_table(a, bw, results)
+    print(json.dumps({"bandwidth_gbs": bw, "prompt_tokens": a.prompt_tokens, "new_tokens": a.new_tokens,
+                      "results": results}))
 
 
 if __name__ == "__main__":
