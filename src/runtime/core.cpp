@@ -85,7 +85,7 @@ CompiledModel build_cpu_model(const ir::ModelConfig& config, std::shared_ptr<con
   out.info.isa = isa;
   out.info.num_threads = pool->num_threads();
   out.info.compile = compiled->report();
-  auto ops = std::make_unique<CpuOps>(isa, p, std::move(compiled), std::move(pool));
+  auto ops = std::make_unique<CpuOps>(isa, p, std::move(compiled), std::move(pool), is_file_mapping(*weights));
   const CpuOps& cpu = *ops;
   out.model = models::create_language_model(config, weights, std::move(ops),
                                             kv_cache_layout(config, request, p.kv_cache_precision, p.kv_cache_group_size));

@@ -9,6 +9,7 @@
 
 #include "ir/ir_model.hpp"
 #include "runtime/content_hash.hpp"
+#include "runtime/cpu/memory_region.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 #include "util/sha256.hpp"
@@ -107,6 +108,7 @@ class WritableMapping {
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     if (p == MAP_FAILED) fail_errno("cannot map");
     data_ = static_cast<std::uint8_t*>(p);
+    advise_huge_pages({data_, bytes});  // the page cache then holds 2 MiB folios a later map reuses
   }
   ~WritableMapping() {
     if (data_) ::munmap(data_, size_);
@@ -184,7 +186,9 @@ CompileCache::Found CompileCache::open(const std::filesystem::path& path, const 
                                        ThreadPool& pool) const {
   if (!std::filesystem::exists(path)) return {};
   try {
-    return check_entry(MappedFile(path), key, plan, pool);
+    MappedFile file(path);
+    advise_huge_pages(file.bytes());  // before the hash first touches it
+    return check_entry(std::move(file), key, plan, pool);
   } catch (const Error& e) {  // unreadable: treat as corrupt, it gets rewritten
     Found found;
     found.lookup = CacheLookup::kCorrupt;

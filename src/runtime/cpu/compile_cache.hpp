@@ -25,7 +25,7 @@ class ThreadPool;
 namespace kiln::runtime {
 
 // Bump when the file format or anything packed into it (beyond kPackedLayoutVersion) changes.
-inline constexpr int kCompiledBlobVersion = 1;
+inline constexpr int kCompiledBlobVersion = 2;  // 2: payload hashed with stripe_hash64 chunks
 
 // What the model's bytes are, cheaply: an IR's per-tensor SHA-256 from model.json, or for other
 // sources a hash64 of the planned matrices' bytes.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/tensor_convert.hpp"
+#include "runtime/cpu/memory_region.hpp"
 #include "runtime/thread_pool.hpp"
 #include "util/error.hpp"
 
@@ -16,8 +17,9 @@ constexpr std::int64_t kParallelFloats = 1 << 15;
 }  // namespace
 
 CpuOps::CpuOps(Isa isa, const DeviceProperties& properties, std::shared_ptr<const CompiledWeights> weights,
-               std::shared_ptr<ThreadPool> pool)
+               std::shared_ptr<ThreadPool> pool, bool release_table_pages)
     : isa_(isa),
+      release_table_pages_(release_table_pages),
       properties_(properties),
       weights_(std::move(weights)),
       pool_(std::move(pool)),
@@ -85,8 +87,12 @@ void CpuOps::allocate_kv_cache(const models::KvCacheLayout& layout) {
 void CpuOps::embed(const models::Weight& table, std::span<const std::int32_t> ids, float* out) {
   const ir::TensorView& t = *as_cpu(table).table;
   const std::int64_t dim = t.shape[1];
+  const std::size_t row_bytes = t.bytes.size() / static_cast<std::size_t>(t.shape[0]);
   for (std::size_t i = 0; i < ids.size(); ++i) {
     ir::convert_to_f32(t, ids[i] * dim, dim, out + static_cast<std::int64_t>(i) * dim);
+    if (release_table_pages_) {
+      release_file_pages_around(t.bytes.subspan(static_cast<std::size_t>(ids[i]) * row_bytes, row_bytes), t.bytes);
+    }
   }
 }
 

@@ -22,8 +22,11 @@ class CpuOps final : public models::Ops {
  public:
   // `weights` holds every matrix the forward pass multiplies by (plan_weights); the pool runs
   // every op. Both are shared with whoever compiled them and must outlive nothing else.
+  // `release_table_pages`: embedding tables lie in a read-only file mapping (the model file), so
+  // the pages a lookup maps are handed back after it (the page cache keeps them): RSS then holds
+  // the packed weights and not a growing part of model.bin (+64 KiB to 2 MiB per distinct token).
   CpuOps(Isa isa, const DeviceProperties& properties, std::shared_ptr<const CompiledWeights> weights,
-         std::shared_ptr<ThreadPool> pool);
+         std::shared_ptr<ThreadPool> pool, bool release_table_pages = false);
   ~CpuOps() override;
 
   std::unique_ptr<models::Weight> load_weight(const ir::TensorView& tensor, models::WeightUse use) override;
@@ -55,6 +58,7 @@ class CpuOps final : public models::Ops {
   void for_ranges(std::int64_t count, std::int64_t grain, Fn&& fn);
 
   Isa isa_;
+  bool release_table_pages_;
   DeviceProperties properties_;
   std::shared_ptr<const CompiledWeights> weights_;
   std::shared_ptr<ThreadPool> pool_;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -35,11 +36,37 @@ AnonymousMemory& AnonymousMemory::operator=(AnonymousMemory&& other) noexcept {
   return *this;
 }
 
+namespace {
+
+// madvise over the whole pages that hold `bytes`; advice only, so a failure is harmless.
+void advise(std::span<const std::uint8_t> bytes, int advice) {
+  if (bytes.empty()) return;
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(bytes.data()) / page * page;
+  const auto end = reinterpret_cast<std::uintptr_t>(bytes.data()) + bytes.size();
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, advice);
+}
+
+}  // namespace
+
+void advise_huge_pages(std::span<const std::uint8_t> bytes) { advise(bytes, MADV_HUGEPAGE); }
+
 void release_file_pages(std::span<const std::uint8_t> bytes) {
   const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   const auto begin = (reinterpret_cast<std::uintptr_t>(bytes.data()) + page - 1) / page * page;
   const auto end = (reinterpret_cast<std::uintptr_t>(bytes.data()) + bytes.size()) / page * page;
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+
+void release_file_pages_around(std::span<const std::uint8_t> rows, std::span<const std::uint8_t> table) {
+  constexpr std::uintptr_t kWindow = std::uintptr_t{2} << 20;
+  const auto table_begin = reinterpret_cast<std::uintptr_t>(table.data());
+  const auto table_end = table_begin + table.size();
+  const auto begin = std::max(reinterpret_cast<std::uintptr_t>(rows.data()) / kWindow * kWindow, table_begin);
+  const auto end = std::min((reinterpret_cast<std::uintptr_t>(rows.data()) + rows.size() + kWindow - 1) / kWindow * kWindow,
+                            table_end);
+  if (end > begin) release_file_pages({table.data() + (begin - table_begin), end - begin});
 }
 
 }  // namespace kiln::runtime
