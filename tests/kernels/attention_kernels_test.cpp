@@ -1,7 +1,8 @@
 // Oracles: (1) every ISA's attend() equals the scalar twin (double precision, two-pass softmax)
 // within f32 rounding, for f32/f16/bf16/u8 K/V, on odd shapes: head_dim 16/48/64/80/128,
 // 1-12 query heads per KV head, block sizes 1/7/16, contexts 1..300 starting anywhere (a split
-// range), shuffled block tables. (2) every ISA's encode() is bit-identical to the twin's.
+// range), shuffled block tables; attend_rows (blocks of prefill rows) equals the twin row by row.
+// (2) every ISA's encode() is bit-identical to the twin's.
 // (3) The twin itself, over f32 K/V, equals kernels/reference/paged_attention (the f32 oracle the
 // reference backend uses) after finish_attention, and merging the partials of a split context
 // equals attending to the whole context.
@@ -133,6 +134,45 @@ TEST_P(AttentionVsTwin, AttendMatchesScalarTwinOnOddShapes) {
             EXPECT_NEAR(got.sum[h] / want.sum[h], 1.0f, 2e-5f);
           }
           EXPECT_LT(relative_error(got.acc, want.acc), 2e-5f);
+        }
+      }
+    }
+  }
+}
+
+// attend_rows (where an ISA has it) equals the twin attending each row alone, then finished:
+// rows of one block see causally growing contexts, from the first position or after a prefix.
+TEST_P(AttentionVsTwin, AttendRowsMatchesTwinRowByRow) {
+  KILN_SKIP_UNLESS_SUPPORTED(GetParam());
+  const AttentionKernels kernels = find_attention_kernels(GetParam());
+  if (!kernels.attend_rows) GTEST_SKIP() << isa_name(GetParam()) << " attends row by row";
+  for (const Geometry& g : kGeometries) {
+    for (KvElement e : kElements) {
+      const std::int64_t positions = 300;
+      const TestCache cache(g, e, positions, static_cast<unsigned>(g.head_dim + g.group));
+      const std::int64_t max_rows = kMaxAttentionRowQueries / g.group;
+      const std::int64_t width = g.kv_heads * g.group * g.head_dim;  // one row of q / out
+      const std::vector<float> q = random_matrix(max_rows, width, 9, 0.3f);
+      for (auto [first_end, rows] : {std::pair<std::int64_t, std::int64_t>{1, max_rows}, {1, 1}, {40, 3}, {250, max_rows}}) {
+        for (std::int64_t kv_head = 0; kv_head < g.kv_heads; ++kv_head) {
+          const std::int64_t at = kv_head * g.group * g.head_dim;
+          std::vector<float> got(max_rows * width, NAN);
+          kernels.attend_rows(cache.view(), AttentionRows{q.data() + at, width, rows, g.group, kv_head, cache.table.data(),
+                                                          first_end, 0.125f, got.data() + at, width});
+          SCOPED_TRACE(::testing::Message() << "head_dim " << g.head_dim << " group " << g.group << " block "
+                                            << g.block_size << " " << kv_element_name(e) << " first_end " << first_end
+                                            << " rows " << rows << " kv_head " << kv_head);
+          for (std::int64_t r = 0; r < rows; ++r) {
+            Partial partial(g.group, g.head_dim);
+            reference::attend(cache.view(),
+                              AttentionQuery{q.data() + r * width + at, g.group, kv_head, cache.table.data(), 0,
+                                             first_end + r, 0.125f},
+                              partial.view());
+            std::vector<float> want(g.group * g.head_dim);
+            finish_attention(partial.view(), g.group, g.head_dim, want.data());
+            const std::vector<float> row(got.begin() + r * width + at, got.begin() + r * width + at + g.group * g.head_dim);
+            EXPECT_LT(relative_error(row, want), 2e-5f) << "row " << r;
+          }
         }
       }
     }

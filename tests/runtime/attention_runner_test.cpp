@@ -1,7 +1,8 @@
 // Oracle: kernels/reference/paged_attention (scalar f32, double accumulation) over the same
 // f32 KV cache. The runner's task split — per (row, KV head), and with context ranges merged
 // when rows and KV heads are too few for the threads — must not change the result beyond f32
-// rounding, for any thread count, split length, GQA ratio, ragged batch or ISA.
+// rounding, for any thread count, split length, GQA ratio, ragged batch or ISA; nor must the
+// blocks of prefill rows attended together (attend_rows).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -65,7 +66,7 @@ void check(const Scenario& s, Isa isa, std::size_t threads, std::int64_t min_spl
   kv.num_kv_heads = s.kv_heads;
   kv.head_dim = hd;
   ThreadPool pool(ThreadPoolOptions{.num_threads = threads});
-  AttentionRunner runner(kernels::find_attention_kernels(isa).attend, pool, min_split);
+  AttentionRunner runner(kernels::find_attention_kernels(isa), pool, min_split);
   runner.run(kv, q.data(), heads, seqs, 0.3f, got.data());
   for (std::size_t i = 0; i < want.size(); ++i) {
     ASSERT_NEAR(got[i], want[i], 3e-5f * std::max(1.0f, std::fabs(want[i])))
@@ -79,6 +80,9 @@ TEST(AttentionRunner, SplitsAndBatchesMatchTheF32Reference) {
       {1, 4, 16, 4, {{700, 1}}},                // one KV head, long context: split along it
       {2, 3, 48, 7, {{0, 9}, {40, 1}, {3, 5}}},  // ragged batch: prefill, decode, chunk
       {1, 1, 80, 16, {{1000, 2}}},
+      {2, 4, 64, 16, {{0, 37}}},                 // prefill in row blocks (AVX-512 attend_rows)
+      {3, 2, 40, 5, {{21, 19}, {0, 1}}},         // blocks after a cached prefix; head_dim % 16 != 0
+      {1, 32, 16, 8, {{5, 6}}},                  // 32 heads per KV head: 2 rows per block
   };
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
     if (!isa_supported(isa)) continue;

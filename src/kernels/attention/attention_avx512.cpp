@@ -1,7 +1,7 @@
 // AVX-512 paged attention: for each position the K row is decoded 16 lanes at a time and dotted
 // with every query head of the GQA group (so K and V are read once per group, not per head);
 // scores are kept for 16 positions, then one online-softmax update per head and one pass over
-// the V rows. No std:: here: this translation unit is compiled with AVX-512 flags and must not
+// the V rows. Prefill (attend_rows) decodes each 16-position chunk once for many query rows. No std:: here: this translation unit is compiled with AVX-512 flags and must not
 // emit weak symbols that baseline code could bind to (see src/kernels/CMakeLists.txt).
 #include <immintrin.h>
 
@@ -151,6 +151,111 @@ void attend(const PagedKv& kv, const AttentionQuery& q, const AttentionPartial& 
   }
 }
 
+// Prefill: a chunk of 16 positions is decoded once into kt (keys transposed, [head_dim][16]) and
+// vf (values, [16][head_dim]) and then serves every query of the rows. With the positions in the
+// lanes, a query's 16 scores are head_dim FMAs and its softmax needs no horizontal sum per score.
+struct RowChunk {
+  alignas(64) float kt[kMaxAttentionRowsHeadDim][kPositionsPerPass];
+  alignas(64) float vf[kPositionsPerPass][kMaxAttentionRowsHeadDim];
+};
+
+template <KvElement E>
+void decode_chunk(const PagedKv& kv, const AttentionQuery& q, long p0, long count, long row_bytes, RowChunk& c) {
+  const long hd = kv.head_dim;
+  alignas(64) float keys[kPositionsPerPass][kMaxAttentionRowsHeadDim];  // [position][head_dim]
+  for (long j = 0; j < kPositionsPerPass; ++j) {
+    const bool live = j < count;
+    const RowAddress r = live ? row_address(kv, q, p0 + j, row_bytes) : RowAddress{};
+    for (long i = 0; i < hd; i += 16) {
+      const __mmask16 m = live ? vm::first_lanes(hd - i) : __mmask16{0};
+      _mm512_storeu_ps(keys[j] + i, live ? load16<E>(r.keys, i, m, r.key_params, kv.group_size) : _mm512_setzero_ps());
+      _mm512_storeu_ps(c.vf[j] + i, live ? load16<E>(r.values, i, m, r.value_params, kv.group_size) : _mm512_setzero_ps());
+    }
+  }
+  const __m512i rows = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                          _mm512_set1_epi32(kMaxAttentionRowsHeadDim));
+  for (long d = 0; d < hd; ++d) _mm512_store_ps(c.kt[d], _mm512_i32gather_ps(rows, keys[0] + d, 4));
+}
+
+// One query over the chunk's first `valid` positions: folds them into its softmax state and acc.
+inline void attend_chunk(const RowChunk& c, const float* qv, long hd, long valid, float scale, float& max,
+                         float& sum, float* acc) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  long d = 0;
+  for (; d + 4 <= hd; d += 4) {
+    s0 = _mm512_fmadd_ps(_mm512_set1_ps(qv[d]), _mm512_load_ps(c.kt[d]), s0);
+    s1 = _mm512_fmadd_ps(_mm512_set1_ps(qv[d + 1]), _mm512_load_ps(c.kt[d + 1]), s1);
+    s2 = _mm512_fmadd_ps(_mm512_set1_ps(qv[d + 2]), _mm512_load_ps(c.kt[d + 2]), s2);
+    s3 = _mm512_fmadd_ps(_mm512_set1_ps(qv[d + 3]), _mm512_load_ps(c.kt[d + 3]), s3);
+  }
+  for (; d < hd; ++d) s0 = _mm512_fmadd_ps(_mm512_set1_ps(qv[d]), _mm512_load_ps(c.kt[d]), s0);
+  const __mmask16 m = vm::first_lanes(valid);
+  const __m512 scores = _mm512_mask_mul_ps(_mm512_set1_ps(-__builtin_inff()), m,
+                                           _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)),
+                                           _mm512_set1_ps(scale));
+  const float chunk_max = vm::reduce_max(scores);
+  const float new_max = chunk_max > max ? chunk_max : max;
+  alignas(64) float weights[kPositionsPerPass];
+  const __m512 e = _mm512_maskz_mov_ps(m, vm::exp(_mm512_sub_ps(scores, _mm512_set1_ps(new_max))));
+  _mm512_store_ps(weights, e);
+  const __m512 correction = vm::exp(_mm512_set1_ps(max - new_max));  // max = -inf at first: 0
+  sum = sum * _mm512_cvtss_f32(correction) + vm::reduce_add(e);
+  max = new_max;
+  for (long i = 0; i < hd; i += 16) {
+    const __mmask16 lanes = vm::first_lanes(hd - i);
+    __m512 a = _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, acc + i), correction);
+    for (long j = 0; j < valid; ++j) a = _mm512_fmadd_ps(_mm512_set1_ps(weights[j]), _mm512_loadu_ps(c.vf[j] + i), a);
+    _mm512_mask_storeu_ps(acc + i, lanes, a);
+  }
+}
+
+template <KvElement E>
+void attend_rows_as(const PagedKv& kv, const AttentionRows& a) {
+  const long hd = kv.head_dim, heads = a.num_heads, queries = a.rows * a.num_heads;
+  const long row_bytes = hd * static_cast<long>(E == KvElement::kF32 ? 4 : E == KvElement::kU8 ? 1 : 2);
+  float max[kMaxAttentionRowQueries], sum[kMaxAttentionRowQueries];
+  for (long t = 0; t < queries; ++t) {
+    max[t] = -__builtin_inff();
+    sum[t] = 0.0f;
+    float* acc = a.out + (t / heads) * a.out_row_stride + (t % heads) * hd;
+    for (long i = 0; i < hd; ++i) acc[i] = 0.0f;
+  }
+  const AttentionQuery where{nullptr, heads, a.kv_head, a.block_table, 0, 0, a.scale};
+  RowChunk chunk;
+  const long last_end = a.first_end + a.rows - 1;
+  for (long p0 = 0; p0 < last_end; p0 += kPositionsPerPass) {
+    const long count = last_end - p0 < kPositionsPerPass ? last_end - p0 : kPositionsPerPass;
+    decode_chunk<E>(kv, where, p0, count, row_bytes, chunk);
+    // Rows whose context ends before p0 see none of the chunk.
+    const long first_row = p0 >= a.first_end ? p0 - a.first_end + 1 : 0;
+    for (long r = first_row; r < a.rows; ++r) {
+      const long end = a.first_end + r, valid = end - p0 < count ? end - p0 : count;
+      for (long h = 0; h < heads; ++h) {
+        const long t = r * heads + h;
+        attend_chunk(chunk, a.q + r * a.q_row_stride + h * hd, hd, valid, a.scale, max[t], sum[t],
+                     a.out + r * a.out_row_stride + h * hd);
+      }
+    }
+  }
+  for (long t = 0; t < queries; ++t) {
+    float* acc = a.out + (t / heads) * a.out_row_stride + (t % heads) * hd;
+    const __m512 inverse = _mm512_set1_ps(1.0f / sum[t]);
+    for (long i = 0; i < hd; i += 16) {
+      const __mmask16 lanes = vm::first_lanes(hd - i);
+      _mm512_mask_storeu_ps(acc + i, lanes, _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, acc + i), inverse));
+    }
+  }
+}
+
+void attend_rows(const PagedKv& kv, const AttentionRows& a) {
+  switch (kv.element) {
+    case KvElement::kF32: attend_rows_as<KvElement::kF32>(kv, a); break;
+    case KvElement::kF16: attend_rows_as<KvElement::kF16>(kv, a); break;
+    case KvElement::kBf16: attend_rows_as<KvElement::kBf16>(kv, a); break;
+    case KvElement::kU8: attend_rows_as<KvElement::kU8>(kv, a); break;
+  }
+}
+
 // f32 → bf16 bits, round to nearest even, NaN kept quiet: the same bits as util/half.hpp.
 inline __m256i to_bf16(__m512 x) {
   const __m512i u = _mm512_castps_si512(x);
@@ -208,6 +313,6 @@ void encode(const float* x, std::size_t n, KvElement element, std::size_t group_
 
 }  // namespace
 
-AttentionKernels avx512_attention_kernels() { return {attend, encode}; }
+AttentionKernels avx512_attention_kernels() { return {attend, encode, attend_rows}; }
 
 }  // namespace kiln::kernels

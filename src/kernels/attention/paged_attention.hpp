@@ -60,9 +60,34 @@ using AttendFn = void (*)(const PagedKv& kv, const AttentionQuery& query, const 
 using EncodeKvFn = void (*)(const float* x, std::size_t count, KvElement element,
                             std::size_t group_size, std::uint8_t* dst, float* params);
 
+// Consecutive query rows of one sequence that share a KV head (prefill), attended causally:
+// row i holds the GQA group's heads at q + i * q_row_stride and sees positions
+// [0, first_end + i). The result is written normalised (the finished attention output).
+struct AttentionRows {
+  const float* q = nullptr;        // row i: [num_heads, head_dim] at q + i * q_row_stride
+  std::int64_t q_row_stride = 0;   // floats
+  std::int64_t rows = 0;
+  std::int64_t num_heads = 0;      // G; rows * num_heads <= kMaxAttentionRowQueries
+  std::int64_t kv_head = 0;
+  const std::int32_t* block_table = nullptr;  // covers positions [0, first_end + rows - 1)
+  std::int64_t first_end = 0;      // row 0's context length, >= 1
+  float scale = 1.0f;
+  float* out = nullptr;            // row i: [num_heads, head_dim] at out + i * out_row_stride
+  std::int64_t out_row_stride = 0;
+};
+
+// Limits of AttendRowsFn: queries per call and the head size its chunk buffers hold.
+inline constexpr std::int64_t kMaxAttentionRowQueries = 64;
+inline constexpr std::int64_t kMaxAttentionRowsHeadDim = 256;
+
+// Decodes each chunk of K and V rows once for all the rows' queries; null where an ISA has
+// none (the caller attends row by row).
+using AttendRowsFn = void (*)(const PagedKv& kv, const AttentionRows& rows);
+
 struct AttentionKernels {
   AttendFn attend = nullptr;
   EncodeKvFn encode = nullptr;
+  AttendRowsFn attend_rows = nullptr;
 };
 
 // The kernels for `isa` (scalar for Isa::kScalar; the avx512 ones also serve amx).

@@ -6,8 +6,29 @@
 
 namespace kiln::runtime {
 
-AttentionRunner::AttentionRunner(kernels::AttendFn attend, ThreadPool& pool, std::int64_t min_split_positions)
-    : attend_(attend), pool_(pool), min_split_positions_(std::max<std::int64_t>(1, min_split_positions)) {}
+namespace {
+
+// A sequence step with fewer rows (decode, short verification) attends row by row.
+constexpr std::int64_t kMinBlockRows = 4;
+// Rows per block: enough queries to amortise decoding a K/V chunk, few enough that a prefill
+// still makes several tasks per KV head.
+constexpr std::int64_t kMaxBlockRows = 16;
+
+}  // namespace
+
+AttentionRunner::AttentionRunner(const kernels::AttentionKernels& kernels, ThreadPool& pool,
+                                 std::int64_t min_split_positions)
+    : attend_(kernels.attend),
+      attend_rows_(kernels.attend_rows),
+      pool_(pool),
+      min_split_positions_(std::max<std::int64_t>(1, min_split_positions)) {}
+
+std::int64_t AttentionRunner::block_rows(const models::AttentionSequence& s, std::int64_t group,
+                                         std::int64_t head_dim) const {
+  if (!attend_rows_ || s.num_rows < kMinBlockRows || head_dim > kernels::kMaxAttentionRowsHeadDim) return 0;
+  const std::int64_t rows = std::min(kMaxBlockRows, kernels::kMaxAttentionRowQueries / group);
+  return rows >= 2 ? rows : 0;
+}
 
 std::int64_t AttentionRunner::splits_for(std::int64_t units, std::int64_t context) const {
   // Aim for a few tasks per thread, so threads that wake late still find work.
@@ -28,13 +49,23 @@ void AttentionRunner::run(const kernels::PagedKv& kv, const float* q, std::int64
   tasks_.clear();
   std::int64_t slots = 0;
   for (const models::AttentionSequence& s : sequences) {
+    if (const std::int64_t block = block_rows(s, group, hd); block > 0) {
+      // Latest rows first: they see the most positions, so the long tasks start early.
+      for (std::int64_t r1 = s.num_rows; r1 > 0; r1 -= block) {
+        const std::int64_t r0 = std::max<std::int64_t>(0, r1 - block);
+        for (std::int64_t h = 0; h < kv.num_kv_heads; ++h) {
+          tasks_.push_back({s.row_begin + r0, h, 0, s.num_cached + r0 + 1, -1, s.block_table.data(), r1 - r0});
+        }
+      }
+      continue;
+    }
     for (std::int64_t r = 0; r < s.num_rows; ++r) {
       const std::int64_t context = s.num_cached + r + 1;
       const std::int64_t splits = splits_for(units, context);
       for (std::int64_t h = 0; h < kv.num_kv_heads; ++h) {
         for (std::int64_t i = 0; i < splits; ++i) {
           tasks_.push_back({s.row_begin + r, h, context * i / splits, context * (i + 1) / splits,
-                            splits > 1 ? slots++ : -1, s.block_table.data()});
+                            splits > 1 ? slots++ : -1, s.block_table.data(), 0});
         }
       }
     }
@@ -46,6 +77,12 @@ void AttentionRunner::run(const kernels::PagedKv& kv, const float* q, std::int64
   pool_.parallel_for(tasks_.size(), [&](std::size_t t, std::size_t) {
     const Task& task = tasks_[t];
     float* row_out = out + task.row * row_width + task.kv_head * group * hd;  // [group, head_dim]
+    if (task.rows > 0) {
+      attend_rows_(kv, kernels::AttentionRows{q + task.row * row_width + task.kv_head * group * hd, row_width,
+                                              task.rows, group, task.kv_head, task.block_table, task.end, scale,
+                                              row_out, row_width});
+      return;
+    }
     float* acc = task.slot < 0 ? row_out : split_acc_.data() + task.slot * group * hd;
     const kernels::AttentionPartial partial{stats_.data() + t * 2 * group, stats_.data() + t * 2 * group + group, acc};
     const kernels::AttentionQuery query{q + task.row * row_width + task.kv_head * group * hd, group, task.kv_head,

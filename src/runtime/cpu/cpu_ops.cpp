@@ -26,7 +26,7 @@ CpuOps::CpuOps(Isa isa, const DeviceProperties& properties, std::shared_ptr<cons
       elementwise_(kernels::find_elementwise_kernels(isa)),
       attention_kernels_(kernels::find_attention_kernels(isa)),
       linear_(isa, static_cast<std::size_t>(properties.dynamic_quantization_group_size), *pool_),
-      attention_(attention_kernels_.attend, *pool_) {}
+      attention_(attention_kernels_, *pool_) {}
 
 CpuOps::~CpuOps() = default;
 
