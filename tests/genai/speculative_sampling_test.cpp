@@ -5,7 +5,12 @@
 // the draft's distribution q must lie far above it.
 //  - the verifier alone, on synthetic p and q (a draft proposal and a one-hot proposal);
 //  - end to end: three sampled tokens (top_k 4: 64 outcomes) through the engine with the draft
-//    model, against the exact joint distribution computed from the main model's logits.
+//    model, against the exact joint distribution computed from the main model's logits;
+//  - on the embedded pair (models/kiln-tiny + kiln-tiny-draft, CPU device): the first three
+//    sampled tokens with the draft against those without it, a two-sample (homogeneity)
+//    chi-square at the same 1e-4 quantile: a correct implementation would fail it for 1 in
+//    10,000 seed sets, and the fixed seeds make the outcome deterministic. The draft model's
+//    own samples must fail the same test against the main model's (the test has power).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -21,6 +26,7 @@
 #include "../models/golden_checkpoint.hpp"
 #include "genai/candidate_verifier.hpp"
 #include "genai/engine.hpp"
+#include "kiln/llm_pipeline.hpp"
 #include "test_models.hpp"
 
 namespace kiln::genai {
@@ -188,6 +194,83 @@ TEST(SpeculativeSampling, EngineWithDraftSamplesTheMainModelsJointDistribution) 
   EXPECT_LT(stat, chi_square_quantile_1e4(dof));
   const auto [against_draft, dof_draft] = chi_square(counts, draft_exact, n);
   EXPECT_GT(against_draft, chi_square_quantile_1e4(dof_draft)) << "the draft's distribution is indistinguishable";
+}
+
+// Two-sample chi-square (homogeneity) of outcome counts `a` and `b`: cells where either sample
+// expects fewer than 5 are pooled into one. Returns {statistic, degrees of freedom}.
+template <typename Key>
+std::pair<double, int> homogeneity_chi_square(const std::map<Key, int>& a, const std::map<Key, int>& b) {
+  std::set<Key> keys;
+  for (const auto& kv : a) keys.insert(kv.first);
+  for (const auto& kv : b) keys.insert(kv.first);
+  double na = 0, nb = 0;
+  for (const auto& kv : a) na += kv.second;
+  for (const auto& kv : b) nb += kv.second;
+  const double n = na + nb;
+  double statistic = 0, pooled_a = 0, pooled_b = 0;
+  int cells = 0;
+  const auto add = [&](double oa, double ob) {
+    const double ea = (oa + ob) * na / n, eb = (oa + ob) * nb / n;
+    statistic += (oa - ea) * (oa - ea) / ea + (ob - eb) * (ob - eb) / eb;
+    ++cells;
+  };
+  for (const Key& key : keys) {
+    const double oa = a.contains(key) ? a.at(key) : 0, ob = b.contains(key) ? b.at(key) : 0;
+    if ((oa + ob) * std::min(na, nb) / n < 5) {
+      pooled_a += oa;
+      pooled_b += ob;
+    } else {
+      add(oa, ob);
+    }
+  }
+  if (pooled_a + pooled_b > 0) add(pooled_a, pooled_b);
+  return {statistic, std::max(cells - 1, 1)};
+}
+
+// The first three sampled tokens of `n` generations with seeds 0..n-1.
+std::map<std::array<std::int32_t, 3>, int> sample_counts(LLMPipeline& pipe, const GenerationConfig& config, int n) {
+  std::map<std::array<std::int32_t, 3>, int> counts;
+  GenerationConfig c = config;
+  for (int seed = 0; seed < n; ++seed) {
+    c.rng_seed = static_cast<std::uint64_t>(seed);
+    const DecodedResults r = pipe.generate("Q: What does mmap do?\nA:", c);
+    EXPECT_EQ(r.tokens[0].size(), 3u);
+    if (r.tokens[0].size() == 3) ++counts[{r.tokens[0][0], r.tokens[0][1], r.tokens[0][2]}];
+  }
+  return counts;
+}
+
+TEST(SpeculativeSampling, EmbeddedPairWithDraftSamplesAsWithout) {
+  const auto models = std::filesystem::path(KILN_SOURCE_DIR) / "models";
+  PipelineProperties speculative;
+  speculative.draft = draft_model(models / "kiln-tiny-draft");
+  speculative.adaptive_speculation = false;  // speculate on every step, however it pays
+  speculative.context_tokens = 64;
+  PipelineProperties small;
+  small.context_tokens = 64;
+  LLMPipeline with_draft(models / "kiln-tiny", "CPU", speculative), main(models / "kiln-tiny", "CPU", small),
+      draft_alone(models / "kiln-tiny-draft", "CPU", small);
+  GenerationConfig c = main.get_generation_config();
+  c.apply_chat_template = false;
+  c.do_sample = true;
+  c.temperature = 1.5;  // spread the mass: many outcomes, many rejections
+  c.top_k = 4;
+  c.top_p = 1.0;
+  c.min_p = 0.0;
+  c.max_new_tokens = 3;
+  c.ignore_eos = true;
+  GenerationConfig speculative_config = c;
+  speculative_config.num_assistant_tokens = 2;  // tokens 2 and 3 come from one speculative step
+  // 1500 samples each (~20 s on 2 cores): statistic 23 at 20 degrees of freedom against a 1e-4
+  // quantile of 53; the draft alone is far off (2093 at 42 against 85 with 1500), so 400 do.
+  const int n = 1500;
+  const auto drafted = sample_counts(with_draft, speculative_config, n);
+  const auto plain = sample_counts(main, c, n);
+  const auto draft_only = sample_counts(draft_alone, c, 400);
+  const auto [stat, dof] = homogeneity_chi_square(drafted, plain);
+  EXPECT_LT(stat, chi_square_quantile_1e4(dof)) << "with the draft the samples are not the main model's";
+  const auto [power, power_dof] = homogeneity_chi_square(draft_only, plain);
+  EXPECT_GT(power, chi_square_quantile_1e4(power_dof)) << "the test cannot tell the draft's samples from the main model's";
 }
 
 }  // namespace
