@@ -2,13 +2,16 @@
 //  1. speculative decoding with a draft model (fixed k and adaptive) and prompt lookup against
 //     plain greedy decoding on code-like and prose prompts: decode tokens/s, acceptance rate,
 //     speedup, and a check that every output equals plain decoding's token for token;
-//  2. chat: each turn's TTFT with the previous turns' KV cache reused (a chat session) and
+//  2. the adaptive draft in a chat, turn by turn, against plain decoding of the same chat;
+//  3. chat: each turn's TTFT with the previous turns' KV cache reused (a chat session) and
 //     without (the same conversation generated statelessly), as the history grows.
-// Each figure is the median over --repeats runs; Markdown on stdout.
+// Each figure is the median over --repeats runs, the variants of a table interleaved run by run
+// (so load from other jobs hits them alike); Markdown on stdout, with the load average.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "kiln/llm_pipeline.hpp"
 #include "util/error.hpp"
@@ -30,7 +33,31 @@ constexpr Prompt kPrompts[] = {
              "       argument to standard output.\n\n       #include <sys/mman.h>\n       #include <sys/stat.h>\n"},
     {"prose", "DESCRIPTION\n       The tar program is an archiving utility. It saves many files together into a single "
               "tape or disk archive, and can restore individual files from the archive. When a file is"},
+    // A long prompt: the draft has ~300 tokens to catch up before it can propose anything.
+    {"long", "DESCRIPTION\n       mmap() creates a new mapping in the virtual address space of the calling process. "
+             "The starting address for the new mapping is specified in addr. The length argument specifies the "
+             "length of the mapping (which must be greater than 0).\n\n       If addr is NULL, then the kernel "
+             "chooses the (page-aligned) address at which to create the mapping; this is the most portable "
+             "method of creating a new mapping. If addr is not NULL, then the kernel takes it as a hint about "
+             "where to place the mapping; on Linux, the kernel will pick a nearby page boundary and attempt to "
+             "create the mapping there. If another mapping already exists there, the kernel picks a new address "
+             "that may or may not depend on the hint. The address of the new mapping is returned as the result "
+             "of the call.\n\n       The contents of a file mapping are initialized using length bytes "
+             "starting at offset offset in the file (or other object) referred to by the file descriptor fd. "
+             "offset must be a multiple of the page size as returned by sysconf(_SC_PAGE_SIZE).\n\n       After "
+             "the mmap() call has returned, the file descriptor, fd, can be closed immediately without "
+             "invalidating the mapping.\n\n       The prot argument describes the desired memory protection of "
+             "the mapping (and must not conflict with the open mode of the file). It is either PROT_NONE or the "
+             "bitwise OR of one or more of the following flags:\n\n       PROT_EXEC  Pages may be executed.\n"
+             "       PROT_READ  Pages may be read.\n       PROT_WRITE Pages may be written.\n       PROT_NONE  "
+             "Pages may not be accessed.\n\nRETURN VALUE\n       On success, mmap() returns a pointer to the "},
 };
+
+// The machine's 1-minute load average, to print beside each table (a shared machine).
+std::string load_average() {
+  double load[1] = {0};
+  return getloadavg(load, 1) == 1 ? fmt::format("{:.2f}", load[0]) : "unknown";
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -44,25 +71,40 @@ double decode_tokens_per_s(const PerfMetrics& m) {
   return ms > 0 ? 1000.0 * double(m.raw.token_latencies_ms.size()) / ms : 0.0;
 }
 
-struct Run {
-  double tokens_per_s = 0;
+// One configuration of the speculative table: a pipeline and the config it decodes with.
+struct Variant {
+  Variant(std::string variant_name, LLMPipeline* pipeline, GenerationConfig generation_config)
+      : name(std::move(variant_name)), pipe(pipeline), config(std::move(generation_config)) {}
+
+  std::string name;
+  LLMPipeline* pipe;
+  GenerationConfig config;
+  std::vector<double> speeds;   // decode tokens/s per round
+  std::vector<double> speedups;  // over plain decoding in the same round
   double acceptance = 0;
-  std::vector<std::int32_t> tokens;
+  bool same_tokens = true;
 };
 
-Run measure(LLMPipeline& pipe, const std::string& prompt, const GenerationConfig& config, int repeats) {
-  std::vector<double> speeds;
-  Run run;
-  for (int i = 0; i < repeats; ++i) {
-    const DecodedResults r = pipe.generate(prompt, config);
-    speeds.push_back(decode_tokens_per_s(r.perf_metrics));
-    run.acceptance = r.perf_metrics.raw.num_proposed_tokens > 0
-                         ? double(r.perf_metrics.raw.num_accepted_tokens) / double(r.perf_metrics.raw.num_proposed_tokens)
-                         : 0.0;
-    run.tokens = r.tokens[0];
+// Every round runs each variant once, back to back (plain first), so machine load hits all
+// variants alike; a speedup is the median of per-round ratios to that round's plain run.
+void measure_interleaved(std::vector<Variant>& variants, const std::string& prompt, int repeats) {
+  std::vector<std::int32_t> plain_tokens;
+  for (int round = 0; round < repeats; ++round) {
+    double plain_speed = 0;
+    for (Variant& v : variants) {
+      const DecodedResults r = v.pipe->generate(prompt, v.config);
+      const double speed = decode_tokens_per_s(r.perf_metrics);
+      if (&v == &variants.front()) {
+        plain_speed = speed;
+        plain_tokens = r.tokens[0];
+      }
+      v.speeds.push_back(speed);
+      v.speedups.push_back(speed / plain_speed);
+      const auto& raw = r.perf_metrics.raw;
+      v.acceptance = raw.num_proposed_tokens > 0 ? double(raw.num_accepted_tokens) / double(raw.num_proposed_tokens) : 0.0;
+      v.same_tokens = v.same_tokens && r.tokens[0] == plain_tokens;
+    }
   }
-  run.tokens_per_s = median(speeds);
-  return run;
 }
 
 void speculative_table(const std::string& model, const std::string& draft, std::int64_t new_tokens, int repeats) {
@@ -77,30 +119,74 @@ void speculative_table(const std::string& model, const std::string& draft, std::
   greedy.ignore_eos = true;
   greedy.apply_chat_template = false;
 
-  fmt::print("| prompt | decoding | decode tokens/s | speedup | acceptance | same tokens as plain |\n");
-  fmt::print("|---|---|---:|---:|---:|---|\n");
+  fmt::print("| prompt | tokens | decoding | decode tokens/s | speedup | acceptance | same tokens as plain |\n");
+  fmt::print("|---|---:|---|---:|---:|---:|---|\n");
   for (const Prompt& p : kPrompts) {
-    const Run base = measure(plain, p.text, greedy, repeats);
-    fmt::print("| {} | plain | {:.1f} | 1.00x | - | - |\n", p.kind, base.tokens_per_s);
-    const auto row = [&](const std::string& name, LLMPipeline& pipe, const GenerationConfig& c) {
-      const Run r = measure(pipe, p.text, c, repeats);
-      fmt::print("| {} | {} | {:.1f} | {:.2f}x | {:.0f}% | {} |\n", p.kind, name, r.tokens_per_s,
-                 r.tokens_per_s / base.tokens_per_s, 100 * r.acceptance, r.tokens == base.tokens ? "yes" : "NO");
-    };
+    std::vector<Variant> variants{Variant("plain", &plain, greedy)};
     for (const std::int64_t k : {2, 4, 6}) {
       GenerationConfig c = greedy;
       c.num_assistant_tokens = k;
-      row(fmt::format("draft, k={}", k), fixed, c);
+      variants.emplace_back(fmt::format("draft, k={}", k), &fixed, c);
     }
     GenerationConfig c = greedy;
     c.num_assistant_tokens = 5;
-    row("draft, adaptive (k≤5)", adaptive, c);
+    variants.emplace_back("draft, adaptive (k≤5)", &adaptive, c);
     c = greedy;
     c.max_ngram_size = 3;
     c.num_assistant_tokens = 4;
-    row("prompt lookup, k=4", fixed, c);
-    row("prompt lookup, adaptive", adaptive, c);
+    variants.emplace_back("prompt lookup, k=4", &fixed, c);
+    variants.emplace_back("prompt lookup, adaptive", &adaptive, c);
+    measure_interleaved(variants, p.text, repeats);
+    const std::size_t prompt_tokens = plain.get_tokenizer().encode(p.text).size();
+    for (const Variant& v : variants) {
+      fmt::print("| {} | {} | {} | {:.1f} | {:.2f}x | {} | {} |\n", p.kind, prompt_tokens, v.name, median(v.speeds),
+                 median(v.speedups), &v == &variants.front() ? "-" : fmt::format("{:.0f}%", 100 * v.acceptance),
+                 &v == &variants.front() ? "-" : (v.same_tokens ? "yes" : "NO"));
+    }
   }
+}
+
+// Speculation in a chat: each turn's decode speed with the adaptive draft over plain decoding
+// of the same conversation (two chat sessions side by side, the same greedy answers). The
+// draft has no KV cache from earlier turns, so each turn it faces the whole history.
+void chat_speculative_table(const std::string& model, const std::string& draft, int turns, int repeats) {
+  const std::vector<std::string> messages{"What does mmap do?", "And munmap?", "Which header declares them?",
+                                          "What is MAP_PRIVATE?", "How do I map a file read-only?"};
+  PipelineProperties props;
+  props.draft = draft_model(draft);
+  LLMPipeline plain(model), adaptive(model, "CPU", props);
+  GenerationConfig c = plain.get_generation_config();
+  c.do_sample = false;
+  c.max_new_tokens = 64;
+  c.ignore_eos = true;
+  GenerationConfig with_draft = c;
+  with_draft.num_assistant_tokens = 5;
+  const auto n = static_cast<std::size_t>(turns);
+  std::vector<std::vector<double>> plain_speed(n), draft_speed(n), ratio(n);
+  std::vector<double> history(n);
+  bool same = true;
+  for (int rep = 0; rep < repeats; ++rep) {
+    plain.start_chat();
+    adaptive.start_chat();
+    for (std::size_t t = 0; t < n; ++t) {
+      const std::string& m = messages[t % messages.size()];
+      const DecodedResults a = plain.generate(m, c);
+      const DecodedResults b = adaptive.generate(m, with_draft);
+      same = same && a.tokens == b.tokens;
+      plain_speed[t].push_back(decode_tokens_per_s(a.perf_metrics));
+      draft_speed[t].push_back(decode_tokens_per_s(b.perf_metrics));
+      ratio[t].push_back(draft_speed[t].back() / plain_speed[t].back());
+      history[t] = b.perf_metrics.get_num_input_tokens().mean;
+    }
+    plain.finish_chat();
+    adaptive.finish_chat();
+  }
+  fmt::print("| turn | prompt tokens | plain tokens/s | adaptive draft tokens/s | speedup |\n|---:|---:|---:|---:|---:|\n");
+  for (std::size_t t = 0; t < n; ++t) {
+    fmt::print("| {} | {:.0f} | {:.1f} | {:.1f} | {:.2f}x |\n", t + 1, history[t], median(plain_speed[t]),
+               median(draft_speed[t]), median(ratio[t]));
+  }
+  fmt::print("\nsame answers as plain decoding: {}\n", same ? "yes" : "NO");
 }
 
 void chat_table(const std::string& model, int turns, int repeats) {
@@ -151,9 +237,16 @@ int main(int argc, char** argv) {
   app.add_option("--turns", turns, "Chat turns")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
-    if (!draft.empty()) speculative_table(model, draft, new_tokens, repeats);
+    fmt::print("load average at start: {}\n\n", load_average());
+    if (!draft.empty()) {
+      speculative_table(model, draft, new_tokens, repeats);
+      fmt::print("\nload average: {}\n\n", load_average());
+      chat_speculative_table(model, draft, turns, repeats);
+      fmt::print("\nload average: {}\n", load_average());
+    }
     fmt::print("\n");
     chat_table(model, turns, repeats);
+    fmt::print("\nload average at end: {}\n", load_average());
   } catch (const kiln::Error& e) {
     fmt::print(stderr, "generation_bench: {}\n", e.what());
     return 1;
