@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/interrupt_guard.hpp"
+#include "export/cpu_calibration_backend.hpp"
 #include "export/exporter.hpp"
 #include "util/error.hpp"
 
@@ -47,7 +48,7 @@ exporter::ExportOptions to_options(const ExportFlags& f, std::vector<std::string
 void run_export(const ExportFlags& flags, const std::vector<std::string>& command_line) {
   const InterruptGuard interrupt;
   const exporter::ExportOptions options = to_options(flags, command_line, interrupt.cancel());
-  const exporter::ExportResult r = exporter::export_model(options);
+  const exporter::ExportResult r = exporter::export_model(options, exporter::cpu_calibration_backend(options.model_dir));
   std::string schemes;
   for (const auto& [scheme, count] : r.tensors_by_scheme) schemes += fmt::format("{}{} {}", schemes.empty() ? "" : ", ", count, scheme);
   fmt::print("exported {} ({} parameters, weight format {}{}) to {}: model.bin {:.1f} MiB; tensors: {}; {:.1f} s, peak RSS {:.0f} MiB\n",

@@ -26,7 +26,11 @@ namespace fs = std::filesystem;
 
 // Statistics above this are refused rather than risk the machine's memory (GPTQ keeps in² doubles per input).
 constexpr std::uint64_t kStatisticsBudgetBytes = 6ull << 30;
-constexpr std::int64_t kAwqRows = 128;  // token rows kept per input for AWQ's search
+constexpr std::int64_t kAwqRows = 128;  // token rows kept per input for AWQ's search on wide inputs
+// Inputs up to this width keep their full Hessian Σ x xᵀ for AWQ (in² / 2 multiply-adds per token),
+// so its search scores every calibration token; 128 sampled rows of a 256-wide input let AWQ
+// pick scales that raised held-out perplexity on kiln-tiny (BENCHMARKS.md).
+constexpr std::int64_t kAwqFullHessianMaxIn = 1024;
 
 // Files copied next to model.json: everything a tokenizer or generation needs.
 constexpr const char* kCopiedFiles[] = {"tokenizer.json",      "tokenizer_config.json", "special_tokens_map.json",
@@ -48,7 +52,9 @@ std::map<std::string, StatisticsConfig> statistics_needed(const std::vector<Tens
     StatisticsConfig c;
     c.hessian = r.gptq ? HessianMode::kFull : r.scale_estimation ? HessianMode::kGroupBlocks : HessianMode::kNone;
     c.group_size = r.group_size == -1 || r.group_size > p.spec.shape[1] ? p.spec.shape[1] : r.group_size;
-    if (r.awq) {
+    if (r.awq && p.spec.shape[1] <= kAwqFullHessianMaxIn) {
+      c.hessian = HessianMode::kFull;
+    } else if (r.awq) {
       c.max_rows = kAwqRows;
       c.row_stride = std::max<std::int64_t>(1, total_tokens / kAwqRows);
     }
