@@ -2,7 +2,8 @@
 // rendered by the chat template — exactly what `kiln run --apply-chat-template true` prints for
 // it; commands change the conversation as documented (/stats reports the turns, /system and
 // /reset clear the history, a bad turn reports an error and the chat goes on); Ctrl-C at the
-// prompt does not end the program, and Ctrl-C during an answer ends only that answer.
+// prompt does not end the program, and Ctrl-C during an answer ends only that answer; --system
+// is the /system command given before the first turn.
 #include <gtest/gtest.h>
 
 #include "cli/interactive_kiln.hpp"
@@ -28,6 +29,20 @@ TEST(ChatCommand, FirstTurnEqualsTheTemplatedRunAndCommandsWork) {
   EXPECT_NE(chat.err.find("(system message set; history cleared)"), std::string::npos);
   EXPECT_NE(chat.err.find("unknown command /nonsense"), std::string::npos);
   EXPECT_NE(chat.err.find("(history cleared)"), std::string::npos);
+}
+
+TEST(ChatCommand, SystemFlagEqualsTheSystemCommand) {
+  // Oracle: --system TEXT starts the conversation as /system TEXT does (the same greedy answer),
+  // and the system message is rendered: without it the answer differs.
+  const std::vector<std::string> args{"chat", "-m", model(), "-n", "8", "--temperature", "0"};
+  auto with_flag = args;
+  with_flag.insert(with_flag.end(), {"--system", "Be brief."});
+  const auto flag = run_kiln(with_flag, "Hello world\n");
+  const auto command = run_kiln(args, "/system Be brief.\nHello world\n");
+  const auto none = run_kiln(args, "Hello world\n");
+  ASSERT_EQ(flag.exit_code, 0) << flag.err;
+  EXPECT_EQ(flag.out, command.out);
+  EXPECT_NE(flag.out, none.out);
 }
 
 TEST(ChatCommand, SecondTurnReusesTheKvCache) {
