@@ -2,11 +2,12 @@
 // the layers that read one input is multiplied by s_c and the op producing that input divided by
 // it, which leaves the float model unchanged but lets salient channels (large activations) keep
 // more precision after quantisation. s = mean|x|^α (normalised), α searched on a grid so the
-// quantised layers' output error over sampled calibration tokens is least; α = 0 (s = 1, plain
+// quantised layers' output error over the calibration tokens is least (all of them, through the
+// input Hessian, when the statistics keep it in full; else sampled rows); α = 0 (s = 1, plain
 // round to nearest) is on the grid, so AWQ never ends worse on those tokens.
 // NOTE: NNCF applies AWQ to the MatMul→Multiply→MatMul pattern only (Llama: down_proj, folded
 // into up_proj) and corrects the groups of the top 0.2% channels from per-sample token means;
-// kiln follows the paper: every group of every pair below, searched on real token rows.
+// kiln follows the paper: every group of every pair below, searched on real tokens.
 #pragma once
 
 #include <span>
