@@ -5,8 +5,10 @@
 // checkpoint (random weights, |w| up to ~1, hidden 64, int4 sym group 32): RTN 0.577, AWQ 0.509,
 // SE 0.486, AWQ+SE 0.449, GPTQ 0.423, ratio 0.8 0.443, int8 0.0042. The bounds leave a margin for nothing but deliberate algorithm changes: every recipe
 // is deterministic.
-// TODO(kiln-tiny): the issue measures perplexity of models/kiln-tiny; switch this test to that
-// model once it is in the tree.
+// The issue's perplexity bars are measured on models/kiln-tiny (BENCHMARKS.md, "Export quality on
+// kiln-tiny"); there the ordering only holds at 128 samples and the whole held-out file, which
+// takes minutes (a calibrated export 30-70 s, one comparison ~60 s on 2 cores), so CI keeps this
+// golden-model check.
 #include <gtest/gtest.h>
 
 #include <map>
