@@ -41,8 +41,7 @@ double output_error(const AwqTarget& t, std::size_t in, std::span<const double> 
     // Rows of H give (H d)_k, summed against d_k; sampled rows x give (x·d)², summed.
     for (std::int64_t k = 0; k < num_rows; ++k) {
       const float* x = vectors + static_cast<std::size_t>(k) * in;
-      float dot = 0;
-      for (std::size_t c = 0; c < in; ++c) dot += diff[c] * x[c];
+      const float dot = dot_lanes(diff.data(), x, 0, in);
       total += hessian.empty() ? static_cast<double>(dot) * dot : static_cast<double>(dot) * diff[static_cast<std::size_t>(k)];
     }
   }

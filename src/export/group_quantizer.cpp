@@ -39,4 +39,16 @@ void fake_quantize_rtn(WeightScheme scheme, std::span<const float> w, std::size_
   }
 }
 
+float dot_lanes(const float* a, const float* b, std::size_t begin, std::size_t end) {
+  float lanes[8] = {};
+  std::size_t j = begin;
+  for (; j + 8 <= end; j += 8) {
+    for (std::size_t k = 0; k < 8; ++k) lanes[k] += a[j + k] * b[j + k];
+  }
+  float r = 0;
+  for (; j < end; ++j) r += a[j] * b[j];
+  for (float lane : lanes) r += lane;
+  return r;
+}
+
 }  // namespace kiln::exporter

@@ -25,4 +25,8 @@ float unscaled_level(WeightScheme scheme, int code, int zero_point);
 void fake_quantize_rtn(WeightScheme scheme, std::span<const float> w, std::size_t out, std::size_t in,
                        std::size_t group_size, std::span<float> w_hat);
 
+// Σ_j a[j] · b[j] over [begin, end) in eight independent lanes, so the compiler vectorises
+// without reassociating (no -ffast-math); the result depends only on the inputs.
+float dot_lanes(const float* a, const float* b, std::size_t begin, std::size_t end);
+
 }  // namespace kiln::exporter

@@ -16,20 +16,6 @@ constexpr int kInitialSteps = 5;
 constexpr int kScaleSteps = 5;
 constexpr float kScaleStepFactor = 0.05f;
 
-// Σ_j row[j] · v[j] over [begin, end) in eight independent lanes, so the compiler vectorises
-// without reassociating (no -ffast-math).
-float dot_lanes(const float* row, const float* v, std::size_t begin, std::size_t end) {
-  float lanes[8] = {};
-  std::size_t j = begin;
-  for (; j + 8 <= end; j += 8) {
-    for (std::size_t k = 0; k < 8; ++k) lanes[k] += row[j + k] * v[j + k];
-  }
-  float r = 0;
-  for (; j < end; ++j) r += row[j] * v[j];
-  for (float lane : lanes) r += lane;
-  return r;
-}
-
 // lᵀ H l for a symmetric H [n, n] f32 row-major: the diagonal plus twice the upper triangle.
 double quadratic_form(const float* h, const float* l, std::size_t n) {
   double total = 0;
