@@ -80,8 +80,8 @@ Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view
 
 std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
   std::string repaired;
-  if (!tok::is_valid_utf8(text)) {
-    tok::append_utf8_lossy(repaired, text);
+  if (!is_valid_utf8(text)) {
+    append_utf8_lossy(repaired, text);
     text = repaired;
   }
   std::vector<std::int32_t> ids;

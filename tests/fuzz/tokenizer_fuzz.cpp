@@ -82,14 +82,14 @@ void fuzz_text(const Fixture& fixture, const std::string& text) {
   std::string streamed;
   for (const std::int32_t id : ids) {
     const std::string piece = stream.push(id);
-    check(kiln::tok::is_valid_utf8(piece), "streamed piece is not valid UTF-8");
+    check(kiln::is_valid_utf8(piece), "streamed piece is not valid UTF-8");
     streamed += piece;
   }
   streamed += stream.flush();
   check(streamed == decoded, "streamed decode differs from decode");
   if (!fixture.round_trips) return;
   std::string repaired;
-  kiln::tok::append_utf8_lossy(repaired, text);
+  kiln::append_utf8_lossy(repaired, text);
   for (const std::string& breaker : fixture.breakers) {
     if (repaired.find(breaker) != std::string::npos) return;
   }

@@ -22,7 +22,7 @@ std::string tiny_tokenizer_json(const std::string& extra = "") {
   for (int b = 0; b < 256; ++b) {
     const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
     std::string ch;
-    tok::append_utf8(ch, printable ? static_cast<char32_t>(b) : static_cast<char32_t>(extra_code++));
+    kiln::append_utf8(ch, printable ? static_cast<char32_t>(b) : static_cast<char32_t>(extra_code++));
     vocab[ch] = b;
   }
   vocab["ab"] = 256;
@@ -162,7 +162,7 @@ TEST_P(StreamingDecode, PiecesAreWholeCharactersAndAddUpToDecode) {
         std::string streamed;
         for (const std::int32_t id : ids) {
           const std::string piece = stream.push(id);
-          ASSERT_TRUE(tok::is_valid_utf8(piece));
+          ASSERT_TRUE(kiln::is_valid_utf8(piece));
           streamed += piece;
         }
         streamed += stream.flush();

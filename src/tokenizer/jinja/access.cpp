@@ -55,7 +55,7 @@ Value string_item(const Value& s, int64_t index) {
   auto i = normalize_index(index, cps.size());
   if (!i) return missing_item(s, Value::integer(index));
   std::string out;
-  unicode::append_utf8(out, cps[*i]);
+  append_utf8(out, cps[*i]);
   return Value::string(std::move(out), s.is_safe());
 }
 
@@ -194,7 +194,7 @@ ValueList Interpreter::iterate(const Value& iterable) {
       const std::string& s = iterable.as_string();
       for (size_t i = 0; i < s.size();) {
         const size_t start = i;
-        unicode::decode_next(s, i);
+        next_code_point(s, i);
         chars.push_back(Value::string(s.substr(start, i - start)));
       }
       return chars;

@@ -27,7 +27,7 @@ Spec parse_spec(std::string_view s) {
   auto is_align = [](char c) { return c == '<' || c == '>' || c == '^' || c == '='; };
   size_t after_first = 0;
   if (!s.empty()) {
-    unicode::decode_next(s, after_first);
+    next_code_point(s, after_first);
     if (after_first < s.size() && is_align(s[after_first])) {
       spec.fill = std::string(s.substr(0, after_first));
       spec.align = s[after_first];
@@ -160,7 +160,7 @@ std::string format_int(int64_t v, const Spec& spec) {
         raise(ErrorType::kValueError, "%c of a surrogate code point is not valid UTF-8 text");
       }
       std::string out;
-      unicode::append_utf8(out, static_cast<char32_t>(v));
+      append_utf8(out, static_cast<char32_t>(v));
       return apply_padding(out, spec, '<', 0);
     }
     default:
@@ -187,7 +187,7 @@ std::string format_value(const Value& value, std::string_view spec_text) {
     std::string s = value.as_string();
     if (spec.precision >= 0) {
       size_t i = 0;
-      for (int k = 0; k < spec.precision && i < s.size(); ++k) unicode::decode_next(s, i);
+      for (int k = 0; k < spec.precision && i < s.size(); ++k) next_code_point(s, i);
       s.resize(i);
     }
     return apply_padding(std::move(s), spec, '<', 0);

@@ -54,13 +54,13 @@ Value f_title(Interpreter&, const Value& v, CallArgs& args) {
   std::string out;
   bool word_start = true;
   for (size_t i = 0; i < s.size();) {
-    const char32_t c = unicode::decode_next(s, i);
+    const char32_t c = next_code_point(s, i);
     const bool separator = unicode::is_space(c) || c == '-' || c == '(' || c == '{' || c == '[' || c == '<';
     if (separator) {
-      unicode::append_utf8(out, c);
+      append_utf8(out, c);
       word_start = true;
     } else {
-      unicode::append_utf8(out, word_start ? unicode::to_upper(c) : unicode::to_lower(c));
+      append_utf8(out, word_start ? unicode::to_upper(c) : unicode::to_lower(c));
       word_start = false;
     }
   }
@@ -206,7 +206,7 @@ Value f_wordcount(Interpreter&, const Value& v, CallArgs& args) {
   int64_t words = 0;
   bool in_word = false;
   for (size_t i = 0; i < s.size();) {
-    const bool w = unicode::is_word(unicode::decode_next(s, i));
+    const bool w = unicode::is_word(next_code_point(s, i));
     if (w && !in_word) ++words;
     in_word = w;
   }

@@ -90,7 +90,7 @@ void append_escaped_string(std::string& out, std::string_view s, bool ensure_asc
   out.push_back('"');
   for (size_t i = 0; i < s.size();) {
     const size_t start = i;
-    const char32_t cp = unicode::decode_next(s, i);
+    const char32_t cp = next_code_point(s, i);
     switch (cp) {
       case '"': out += "\\\""; continue;
       case '\\': out += "\\\\"; continue;

@@ -21,7 +21,7 @@ std::string_view rstrip_whitespace(std::string_view s) {
     size_t start = end - 1;
     while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
     size_t i = start;
-    if (!unicode::is_space(unicode::decode_next(s, i))) break;
+    if (!unicode::is_space(next_code_point(s, i))) break;
     end = start;
   }
   return s.substr(0, end);
@@ -29,7 +29,7 @@ std::string_view rstrip_whitespace(std::string_view s) {
 
 bool all_whitespace(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
-    if (!unicode::is_space(unicode::decode_next(s, i))) return false;
+    if (!unicode::is_space(next_code_point(s, i))) return false;
   }
   return !s.empty();
 }
@@ -37,7 +37,7 @@ bool all_whitespace(std::string_view s) {
 size_t skip_whitespace(std::string_view s, size_t pos) {
   while (pos < s.size()) {
     size_t next = pos;
-    if (!unicode::is_space(unicode::decode_next(s, next))) break;
+    if (!unicode::is_space(next_code_point(s, next))) break;
     pos = next;
   }
   return pos;
@@ -241,11 +241,11 @@ class Lexer {
       return;
     }
     size_t next = pos_;
-    if (unicode::is_identifier_start(unicode::decode_next(s_, next))) {
+    if (unicode::is_identifier_start(next_code_point(s_, next))) {
       size_t end = next;
       while (end < s_.size()) {
         size_t after = end;
-        if (!unicode::is_identifier_continue(unicode::decode_next(s_, after))) break;
+        if (!unicode::is_identifier_continue(next_code_point(s_, after))) break;
         end = after;
       }
       emit(TokenType::kName, start, std::string(s_.substr(start, end - start)));
@@ -284,7 +284,7 @@ class Lexer {
       return;
     }
     size_t next = pos_;
-    unicode::decode_next(s_, next);
+    next_code_point(s_, next);
     syntax_error(pos_, fmt::format("unexpected char {} at {}",
                                    repr_string(s_.substr(pos_, next - pos_)),
                                    unicode::length(s_.substr(0, pos_))));

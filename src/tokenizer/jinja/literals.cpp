@@ -168,7 +168,7 @@ void decode_escape(std::string_view body, size_t& i, std::string& out, size_t of
       syntax_error(offset, "string literal holds a lone surrogate escape, which is not valid "
                            "UTF-8 text");
     }
-    unicode::append_utf8(out, cp);
+    append_utf8(out, cp);
     i += static_cast<size_t>(digits) + 1;
   };
   switch (c) {
@@ -197,7 +197,7 @@ void decode_escape(std::string_view body, size_t& i, std::string& out, size_t of
       ++i;
       ++n;
     }
-    unicode::append_utf8(out, cp);
+    append_utf8(out, cp);
     return;
   }
   out += '\\';
@@ -209,7 +209,7 @@ void decode_escape(std::string_view body, size_t& i, std::string& out, size_t of
   }
   // A backslash before a non-ASCII character: Python first spells the character as an escape
   // ("\xe9"), then decodes "\\" to one backslash and keeps the escape's letters as text.
-  const char32_t cp = unicode::decode_next(body, i);
+  const char32_t cp = next_code_point(body, i);
   out += cp <= 0xFF ? fmt::format("x{:02x}", static_cast<unsigned>(cp))
          : cp <= 0xFFFF ? fmt::format("u{:04x}", static_cast<unsigned>(cp))
                         : fmt::format("U{:08x}", static_cast<unsigned>(cp));

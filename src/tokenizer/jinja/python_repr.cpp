@@ -53,7 +53,7 @@ std::string repr_string(std::string_view s) {
   const char quote = has_single && !has_double ? '"' : '\'';
   std::string out(1, quote);
   for (size_t i = 0; i < s.size();) {
-    const char32_t cp = unicode::decode_next(s, i);
+    const char32_t cp = next_code_point(s, i);
     if (cp == static_cast<char32_t>(quote) || cp == '\\') {
       out.push_back('\\');
       out.push_back(static_cast<char>(cp));
@@ -66,7 +66,7 @@ std::string repr_string(std::string_view s) {
     } else if (cp < 0x20 || cp == 0x7F) {
       out += fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
     } else if (cp < 0x7F || unicode::is_printable(cp)) {
-      unicode::append_utf8(out, cp);
+      append_utf8(out, cp);
     } else if (cp <= 0xFF) {
       out += fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
     } else if (cp <= 0xFFFF) {

@@ -36,7 +36,7 @@ std::string pad(std::string s, size_t width, char align, std::string_view fill, 
 
 std::string truncate_code_points(const std::string& s, size_t n) {
   size_t i = 0;
-  for (size_t k = 0; k < n && i < s.size(); ++k) unicode::decode_next(s, i);
+  for (size_t k = 0; k < n && i < s.size(); ++k) next_code_point(s, i);
   return s.substr(0, i);
 }
 
@@ -44,7 +44,7 @@ std::string ascii_repr(const Value& v) {
   const std::string repr = python_repr(v);
   std::string out;
   for (size_t i = 0; i < repr.size();) {
-    const char32_t cp = unicode::decode_next(repr, i);
+    const char32_t cp = next_code_point(repr, i);
     if (cp < 0x80) {
       out.push_back(static_cast<char>(cp));
     } else if (cp <= 0xFF) {
@@ -146,7 +146,7 @@ std::string percent_one(const PercentSpec& spec, const Value& v) {
         if (v.as_int() >= 0xD800 && v.as_int() <= 0xDFFF) {
           raise(ErrorType::kValueError, "%c of a surrogate code point is not valid UTF-8 text");
         }
-        unicode::append_utf8(s, static_cast<char32_t>(v.as_int()));
+        append_utf8(s, static_cast<char32_t>(v.as_int()));
       } else if (v.is_string() && unicode::length(v.as_string()) == 1) {
         s = v.as_string();
       } else {

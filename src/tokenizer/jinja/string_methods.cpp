@@ -192,7 +192,7 @@ Value m_replace(Interpreter& interp, const Value& s, CallArgs& args) {
     while (i < text.size() && count != 0) {
       out += new_text;
       const size_t start = i;
-      unicode::decode_next(text, i);
+      next_code_point(text, i);
       out.append(text, start, i - start);
       --count;
       interp.check_size(out.size());
@@ -439,14 +439,14 @@ std::string strip_string(const std::string& s, const Value* chars, bool left, bo
   size_t end = s.size();
   while (left && begin < end) {
     size_t next = begin;
-    if (!strip_it(unicode::decode_next(s, next))) break;
+    if (!strip_it(next_code_point(s, next))) break;
     begin = next;
   }
   while (right && end > begin) {
     size_t start = end - 1;
     while (start > begin && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
     size_t i = start;
-    if (!strip_it(unicode::decode_next(s, i))) break;
+    if (!strip_it(next_code_point(s, i))) break;
     end = start;
   }
   return s.substr(begin, end - begin);

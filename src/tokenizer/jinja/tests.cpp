@@ -47,7 +47,7 @@ bool case_test(const Value& v, bool lower) {
   bool cased = false;
   const std::string s = python_str(v);
   for (size_t i = 0; i < s.size();) {
-    const char32_t c = unicode::decode_next(s, i);
+    const char32_t c = next_code_point(s, i);
     if (lower ? unicode::is_upper(c) : unicode::is_lower(c)) return false;
     if (unicode::is_cased(c)) cased = true;
   }

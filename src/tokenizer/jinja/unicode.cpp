@@ -15,44 +15,11 @@ utf8proc_category_t category(char32_t cp) {
 
 }  // namespace
 
-char32_t decode_next(std::string_view s, size_t& i) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  if (b0 < 0x80) {
-    ++i;
-    return b0;
-  }
-  int extra = b0 >= 0xF0 ? 3 : b0 >= 0xE0 ? 2 : 1;
-  char32_t cp = b0 & (0x3F >> extra);
-  ++i;
-  for (int k = 0; k < extra && i < s.size(); ++k, ++i) {
-    cp = (cp << 6) | (static_cast<unsigned char>(s[i]) & 0x3F);
-  }
-  return cp;
-}
-
 std::u32string decode(std::string_view s) {
   std::u32string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) out.push_back(decode_next(s, i));
+  for (size_t i = 0; i < s.size();) out.push_back(next_code_point(s, i));
   return out;
-}
-
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 std::string encode(std::u32string_view s) {
@@ -69,18 +36,10 @@ size_t length(std::string_view s) {
 }
 
 bool is_valid(std::string_view s, size_t* error_offset) {
-  size_t i = 0;
-  while (i < s.size()) {
-    utf8proc_int32_t cp;
-    const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data() + i);
-    const utf8proc_ssize_t n = utf8proc_iterate(p, static_cast<utf8proc_ssize_t>(s.size() - i), &cp);
-    if (n <= 0) {
-      if (error_offset != nullptr) *error_offset = i;
-      return false;
-    }
-    i += static_cast<size_t>(n);
-  }
-  return true;
+  const size_t valid = valid_utf8_prefix(s);
+  if (valid == s.size()) return true;
+  if (error_offset != nullptr) *error_offset = valid;
+  return false;
 }
 
 bool is_space(char32_t cp) {
@@ -168,21 +127,21 @@ void append_upper(std::string& out, char32_t cp) {
 std::string upper(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) append_upper(out, decode_next(s, i));
+  for (size_t i = 0; i < s.size();) append_upper(out, next_code_point(s, i));
   return out;
 }
 
 std::string lower(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) append_utf8(out, to_lower(decode_next(s, i)));
+  for (size_t i = 0; i < s.size();) append_utf8(out, to_lower(next_code_point(s, i)));
   return out;
 }
 
 std::string swapcase(std::string_view s) {
   std::string out;
   for (size_t i = 0; i < s.size();) {
-    const char32_t cp = decode_next(s, i);
+    const char32_t cp = next_code_point(s, i);
     if (is_upper(cp)) {
       append_utf8(out, to_lower(cp));
     } else if (is_lower(cp)) {
@@ -208,8 +167,8 @@ std::string casefold(std::string_view s) {
 std::string capitalize(std::string_view s) {
   std::string out;
   size_t i = 0;
-  if (i < s.size()) append_utf8(out, to_title(decode_next(s, i)));
-  while (i < s.size()) append_utf8(out, to_lower(decode_next(s, i)));
+  if (i < s.size()) append_utf8(out, to_title(next_code_point(s, i)));
+  while (i < s.size()) append_utf8(out, to_lower(next_code_point(s, i)));
   return out;
 }
 
@@ -218,7 +177,7 @@ std::string title(std::string_view s) {
   std::string out;
   bool previous_is_cased = false;
   for (size_t i = 0; i < s.size();) {
-    const char32_t cp = decode_next(s, i);
+    const char32_t cp = next_code_point(s, i);
     append_utf8(out, previous_is_cased ? to_lower(cp) : to_title(cp));
     previous_is_cased = is_cased(cp);
   }

@@ -7,12 +7,12 @@
 #include <string>
 #include <string_view>
 
+#include "util/utf8.hpp"
+
 namespace kiln::jinja::unicode {
 
-// Decodes the code point starting at s[i] and advances i past it.
-char32_t decode_next(std::string_view s, size_t& i);
+// UTF-8 <-> code points (single code points: next_code_point / append_utf8 in util/utf8.hpp).
 std::u32string decode(std::string_view s);
-void append_utf8(std::string& out, char32_t cp);
 std::string encode(std::u32string_view s);
 
 // Number of code points (Python's len(str)).
