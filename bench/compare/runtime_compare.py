@@ -2,11 +2,14 @@
 """Decode/prefill of one checkpoint on kiln's CPU runtime, OpenVINO GenAI and llama.cpp, in one run.
 
 Every engine gets the same workload: a prompt of exactly --prompt-tokens tokens, greedy, EOS ignored,
---new-tokens generated, --threads threads, --warmup unmeasured runs then the median of --runs. TTFT
-runs from the start of a generation to its first token; TPOT is the mean gap between later tokens;
-prefill tokens/s is prompt tokens / TTFT (use --prompt-tokens 512 --new-tokens 8 for the prefill
-figure). OpenVINO GenAI and llama.cpp get the same fixed token ids; kiln bench builds a text prompt of
-exactly as many tokens (a dense model does the same work for any ids). A streaming-read probe
+--new-tokens generated, --threads threads, --warmup unmeasured runs then --runs measured ones. The
+engines take turns, --rounds times, in an order rotated each round; figures are medians over all runs,
+and the ratios are medians of per-round ratios with their range, because a shared host drifts by tens
+of percent within minutes. TTFT runs from the start of a generation to its first token; TPOT is the
+mean gap between later tokens; prefill tokens/s is prompt tokens / TTFT (use --prompt-tokens 512
+--new-tokens 8 for the prefill figure). OpenVINO GenAI and llama.cpp get the same token ids, different
+in every run so no prefix cache can serve one; kiln bench builds a text prompt of exactly as many
+tokens (a dense model does the same work for any ids). A streaming-read probe
 (kernels_bench) gives the bandwidth roofline for decode: the bytes a token reads (each engine's own
 weight file: every matrix once, the tied head included) divided by the bandwidth.
 
@@ -53,15 +56,15 @@ def run_kiln(a):
         subprocess.run(cmd, check=True, capture_output=True)
         r = json.load(open(js))
     runs = r["runs"]
-    return {"ttft_ms": statistics.median(x["ttft_ms"] for x in runs),
-            "tpot_ms": statistics.median(x["tpot_ms"] for x in runs),
+    return {"ttft_ms": [x["ttft_ms"] for x in runs], "tpot_ms": [x["tpot_ms"] for x in runs],
             "load_ms": r["load_ms"], "peak_rss_mib": r["peak_rss_bytes"] / 2**20,
             "token_bytes": os.path.getsize(os.path.join(a.kiln_model, "model.bin"))}
 
 
-def prompt_ids(n, vocab=256):
-    # Fixed, tokenizer-free ids (byte range, present in every vocabulary here).
-    return [(7 * i + 3) % vocab for i in range(n)]
+def prompt_ids(n, run, vocab=256):
+    # Tokenizer-free ids (byte range, present in every vocabulary here), different for every run so that
+    # no engine can serve a run's prompt from a cache of an earlier one.
+    return [(7 * i + 3 + 11 * run) % vocab for i in range(n)]
 
 
 def run_openvino(a):
@@ -71,28 +74,25 @@ def run_openvino(a):
         import openvino_genai as genai
     except ImportError as e:
         return {"missing": f"openvino-genai not installed ({e})"}
-    # Its default scheduler keeps a prefix cache across generate() calls: every run after the first
-    # would reuse the prompt's full KV blocks and skip most of the prefill. Off, the prompt in one chunk.
-    sched = genai.SchedulerConfig()
-    sched.enable_prefix_caching = False
-    sched.max_num_batched_tokens = 1 << 30
+    # Its default (latency-oriented) configuration, as a user gets it; its prefix cache cannot serve a run
+    # from an earlier one because every run's prompt differs from the first token on.
     t0 = time.perf_counter()
-    pipe = genai.LLMPipeline(a.ov_model, "CPU", INFERENCE_NUM_THREADS=a.threads, scheduler_config=sched)
+    pipe = genai.LLMPipeline(a.ov_model, "CPU", INFERENCE_NUM_THREADS=a.threads)
     load_ms = (time.perf_counter() - t0) * 1e3
     cfg = genai.GenerationConfig()
     cfg.max_new_tokens = a.new_tokens
     cfg.min_new_tokens = a.new_tokens
     cfg.ignore_eos = True
     cfg.do_sample = False
-    ids = ov.Tensor(np.array([prompt_ids(a.prompt_tokens)], dtype=np.int64))
     ttft, tpot = [], []
     for i in range(a.warmup + a.runs):
+        ids = ov.Tensor(np.array([prompt_ids(a.prompt_tokens, i)], dtype=np.int64))
         res = pipe.generate(ids, cfg)
         pm = res.perf_metrics
         if i >= a.warmup:
             ttft.append(pm.get_ttft().mean)
             tpot.append(pm.get_tpot().mean)
-    return {"ttft_ms": statistics.median(ttft), "tpot_ms": statistics.median(tpot), "load_ms": load_ms,
+    return {"ttft_ms": ttft, "tpot_ms": tpot, "load_ms": load_ms,
             "token_bytes": os.path.getsize(os.path.join(a.ov_model, "openvino_model.bin")),
             "version": genai.__version__}
 
@@ -126,12 +126,12 @@ def run_llama_cpp(a):
     load_ms = (time.perf_counter() - t0) * 1e3
     sampler = lc.llama_sampler_chain_init(lc.llama_sampler_chain_default_params())
     lc.llama_sampler_chain_add(sampler, lc.llama_sampler_init_greedy())
-    prompt = (lc.llama_token * n_prompt)(*prompt_ids(n_prompt))
     last = (lc.llama_token * 1)()
     ttft, tpot = [], []
     for i in range(a.warmup + a.runs):
         lc.llama_memory_clear(lc.llama_get_memory(ctx), True)
         lc.llama_sampler_reset(sampler)
+        prompt = (lc.llama_token * n_prompt)(*prompt_ids(n_prompt, i))
         t0 = time.perf_counter()
         llama_decode(lc, ctx, prompt, n_prompt)
         last[0] = lc.llama_sampler_sample(sampler, ctx, -1)
@@ -147,7 +147,7 @@ def run_llama_cpp(a):
     lc.llama_sampler_free(sampler)
     lc.llama_free(ctx)
     lc.llama_model_free(model)
-    return {"ttft_ms": statistics.median(ttft), "tpot_ms": statistics.median(tpot), "load_ms": load_ms,
+    return {"ttft_ms": ttft, "tpot_ms": tpot, "load_ms": load_ms,
             "token_bytes": token_bytes, "version": lc.__version__,
             "system_info": lc.llama_print_system_info().decode().strip()}
 
@@ -178,21 +178,58 @@ def engine_main(a):
     print(json.dumps(r))
 
 
-def print_table(a, bw, results):
-    print(f"bandwidth {bw:.1f} GB/s ({a.threads} threads)")
-    print(f"{a.prompt_tokens} prompt tokens, {a.new_tokens} new, median of {a.runs} runs after {a.warmup} warm-up")
+def run_round(a, r):
+    # One measurement of every engine, in an order rotated each round so no engine always follows the same one.
+    names = ["kiln", *ENGINES]
+    names = names[r % len(names):] + names[:r % len(names)]
+    bw = bandwidth_gbs(a.kernels_bench, a.threads)
+    return bw, {n: run_kiln(a) if n == "kiln" else run_engine_child(a, n) for n in names}
+
+
+def ratio_spread(rounds, name, key):
+    # The engine's median over kiln's median, per round: same-time ratios, robust to a host that drifts.
+    per = [statistics.median(res[name][key]) / statistics.median(res["kiln"][key]) for _, res in rounds]
+    return statistics.median(per), min(per), max(per)
+
+
+def summarise(rounds):
+    out = {}
+    for name in rounds[0][1]:
+        rs = [res[name] for _, res in rounds]
+        if any("missing" in r for r in rs):
+            out[name] = next(r for r in rs if "missing" in r)
+            continue
+        out[name] = {"ttft_ms": statistics.median(x for r in rs for x in r["ttft_ms"]),
+                     "tpot_ms": statistics.median(x for r in rs for x in r["tpot_ms"]),
+                     "load_ms": statistics.median(r["load_ms"] for r in rs),
+                     "peak_rss_mib": max(r["peak_rss_mib"] for r in rs),
+                     "token_bytes": rs[0]["token_bytes"],
+                     **{k: rs[0][k] for k in ("version", "system_info") if k in rs[0]}}
+        if name != "kiln":
+            out[name]["tpot_ratio"] = ratio_spread(rounds, name, "tpot_ms")
+            out[name]["ttft_ratio"] = ratio_spread(rounds, name, "ttft_ms")
+    return out
+
+
+def print_table(a, bws, results):
+    bw = statistics.median(bws)
+    print(f"bandwidth {bw:.1f} GB/s ({a.threads} threads; per round {', '.join(f'{b:.1f}' for b in bws)})")
+    print(f"{a.prompt_tokens} prompt tokens, {a.new_tokens} new; {a.rounds} rounds, each {a.warmup} warm-up + "
+          f"{a.runs} runs per engine; medians over all runs; kiln x = the engine's time / kiln's, median of "
+          f"the per-round ratios [min-max]")
     print(f"{'engine':16} {'MB/tok':>7} {'load ms':>8} {'TTFT ms':>8} {'prefill t/s':>11} {'TPOT ms':>8} "
-          f"{'tok/s':>6} {'roofline':>8} {'RSS MiB':>8} {'kiln x dec':>10} {'kiln x pf':>9}")
-    k = results["kiln"]
+          f"{'tok/s':>6} {'roofline':>8} {'RSS MiB':>8} {'kiln x decode':>19} {'kiln x TTFT':>19}")
     for name, r in results.items():
         if "missing" in r:
             print(f"{name:16} {r['missing']}")
             continue
         roof_ms = r["token_bytes"] / (bw * 1e9) * 1e3
         prefill = a.prompt_tokens / r["ttft_ms"] * 1e3
+        ratios = "".join(f" {m:5.2f}x [{lo:.2f}-{hi:.2f}]" for m, lo, hi in (r.get("tpot_ratio", (1, 1, 1)),
+                                                                            r.get("ttft_ratio", (1, 1, 1))))
         print(f"{name:16} {r['token_bytes'] / 1e6:7.0f} {r['load_ms']:8.0f} {r['ttft_ms']:8.1f} {prefill:11.1f} "
-              f"{r['tpot_ms']:8.1f} {1e3 / r['tpot_ms']:6.2f} {roof_ms / r['tpot_ms']:8.0%} {r['peak_rss_mib']:8.0f} "
-              f"{r['tpot_ms'] / k['tpot_ms']:9.2f}x {r['ttft_ms'] / k['ttft_ms']:8.2f}x")
+              f"{r['tpot_ms']:8.1f} {1e3 / r['tpot_ms']:6.2f} {roof_ms / r['tpot_ms']:8.0%} {r['peak_rss_mib']:8.0f}"
+              f"{ratios}")
 
 
 def main():
@@ -210,6 +247,7 @@ def main():
     p.add_argument("--new-tokens", type=int, default=128)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=3, help="engines measured in turn this many times")
     p.add_argument("--engine", choices=sorted(ENGINES), help=argparse.SUPPRESS)  # internal: one engine, JSON out
     a = p.parse_args()
     if a.engine:
@@ -217,13 +255,12 @@ def main():
     if not (a.kiln and a.kernels_bench and a.kiln_model):
         p.error("--kiln, --kernels-bench and --kiln-model are required")
 
-    bw = bandwidth_gbs(a.kernels_bench, a.threads)
-    results = {"kiln": run_kiln(a)}
-    for name in ENGINES:
-        results[name] = run_engine_child(a, name)
-    print_table(a, bw, results)
-    print(json.dumps({"bandwidth_gbs": bw, "prompt_tokens": a.prompt_tokens, "new_tokens": a.new_tokens,
-                      "results": results}))
+    rounds = [run_round(a, r) for r in range(a.rounds)]
+    bws = [bw for bw, _ in rounds]
+    results = summarise(rounds)
+    print_table(a, bws, results)
+    print(json.dumps({"bandwidth_gbs": bws, "prompt_tokens": a.prompt_tokens, "new_tokens": a.new_tokens,
+                      "rounds": [res for _, res in rounds], "results": results}))
 
 
 if __name__ == "__main__":
