@@ -25,6 +25,9 @@ struct RawPerfMetrics {
   std::vector<double> num_prefilled_tokens; // prompt tokens actually computed (the rest reused from the KV cache)
   std::vector<double> num_generated_tokens;
   std::vector<double> acceptance_rates;     // speculative calls only: accepted / proposed candidates
+  // Calls with a draft model only: prompt tokens the draft computed (the rest came from its KV
+  // cache of a chat's previous turns, or it never caught up on them: it does so lazily).
+  std::vector<double> num_draft_prefilled_tokens;
   // One sample per generated token after a sequence's first: the time since the previous token
   // (a speculative step that yields k tokens gives k samples of its duration / k).
   std::vector<double> token_latencies_ms;
@@ -47,6 +50,7 @@ class PerfMetrics {
   MeanStd get_num_prefilled_tokens() const;
   MeanStd get_num_generated_tokens() const;
   MeanStd get_acceptance_rate() const;  // 0 ± 0 when no call was speculative
+  MeanStd get_num_draft_prefilled_tokens() const;  // 0 ± 0 when no call had a draft model
   std::int64_t num_calls() const { return static_cast<std::int64_t>(raw.generate_durations_ms.size()); }
 
   // Pools the samples of both; load time is the first's (one pipeline) unless it has none.

@@ -121,6 +121,13 @@ void Engine::start_sequence(RequestState& r, std::vector<std::int32_t> prompt, s
     prefix->blocks.truncate(reused);
   }
   auto s = std::make_unique<Sequence>(prefix ? std::move(prefix->blocks) : kv::BlockTable(pool_, block_size));
+  // The draft's cache is reused the same way when this request speculates with the draft;
+  // otherwise its blocks go back to the draft's pool here.
+  if (prefix && prefix->draft_blocks && r.speculative && !r.config.is_prompt_lookup()) {
+    const std::int64_t draft_reused = std::min(prefix->num_draft_tokens, reused);
+    s->draft = drafter_->resume_state(r.config, std::move(*prefix->draft_blocks), draft_reused);
+    r.speculation.num_draft_reused = draft_reused;
+  }
   s->tokens = std::move(prompt);
   s->num_computed = reused;
   if (!r.beam_search) s->text = make_text_stream(r.config);
@@ -161,7 +168,16 @@ CachedPrefix Engine::take_kv(RequestId id) {
   Sequence& s = *r.sequences.front();
   const auto computed = static_cast<std::size_t>(std::min<std::int64_t>(s.num_computed, s.tokens.size()));
   s.blocks.truncate(static_cast<std::int64_t>(computed));
-  return {{s.tokens.begin(), s.tokens.begin() + static_cast<std::ptrdiff_t>(computed)}, std::move(s.blocks)};
+  CachedPrefix cache{.tokens = {s.tokens.begin(), s.tokens.begin() + static_cast<std::ptrdiff_t>(computed)},
+                     .blocks = std::move(s.blocks), .draft_blocks = std::nullopt, .num_draft_tokens = 0};
+  if (s.draft) {
+    // A stop inside an accepted run can leave the draft ahead of the kept tokens.
+    cache.num_draft_tokens = std::min<std::int64_t>(s.draft->num_computed, static_cast<std::int64_t>(computed));
+    s.draft->blocks.truncate(cache.num_draft_tokens);
+    cache.draft_blocks.emplace(std::move(s.draft->blocks));
+    s.draft.reset();
+  }
+  return cache;
 }
 
 void Engine::run_until_idle() {
@@ -181,10 +197,20 @@ void Engine::collect_running() {
   }
 }
 
+namespace {
+
+// The prompt positions the draft computed while its cache grew from `before` to `after` tokens.
+std::int64_t draft_prompt_tokens(const RequestState& r, std::int64_t before, std::int64_t after) {
+  return std::max<std::int64_t>(0, std::min(after, r.num_prompt) - std::min(before, r.num_prompt));
+}
+
+}  // namespace
+
 void Engine::propose_candidates() {
   std::vector<DraftProposer::Slot> slots;
+  std::vector<RequestState*> slot_requests;
   std::vector<DraftProposer::CatchUp> catch_ups;
-  std::vector<SpeculationController*> catch_up_controllers;
+  std::vector<RequestState*> catch_up_requests;
   for (RequestState* r : running_requests_) {
     if (!r->speculative) continue;
     Sequence& s = *r->sequences.front();
@@ -200,13 +226,14 @@ void Engine::propose_candidates() {
     if (!lookup && !s.draft) s.draft = drafter_->make_state(r->config);
     if (k <= 0) {
       catch_ups.push_back({&s, plan.catch_up});
-      catch_up_controllers.push_back(r->controller.get());
+      catch_up_requests.push_back(r);
     } else if (lookup) {
       const std::vector<std::int32_t> found = lookup_candidates(s.tokens, r->config.max_ngram_size, k);
       s.tokens.insert(s.tokens.end(), found.begin(), found.end());
       s.num_candidates = static_cast<std::int64_t>(found.size());
     } else {
       slots.push_back({&s, r, k});
+      slot_requests.push_back(r);
     }
   }
   if (!catch_ups.empty()) {
@@ -217,15 +244,23 @@ void Engine::propose_candidates() {
     const double ms = clock_.elapsed_ms() - start;
     // Each request pays its share of the batched catch-up, by tokens.
     for (std::size_t i = 0; i < catch_ups.size() && computed > 0; ++i) {
-      const std::int64_t n = catch_ups[i].sequence->draft->num_computed - before[i];
-      catch_up_controllers[i]->record_catch_up(n, ms * double(n) / double(computed));
+      const std::int64_t after = catch_ups[i].sequence->draft->num_computed;
+      const std::int64_t n = after - before[i];
+      catch_up_requests[i]->controller->record_catch_up(n, ms * double(n) / double(computed));
+      catch_up_requests[i]->speculation.num_draft_prefilled += draft_prompt_tokens(*catch_up_requests[i], before[i], after);
     }
   }
   draft_ms_ = 0;
   if (slots.empty()) return;
+  std::vector<std::int64_t> before;
+  for (const auto& slot : slots) before.push_back(slot.sequence->draft->num_computed);
   const double start = clock_.elapsed_ms();
   drafter_->propose(slots);
   draft_ms_ = clock_.elapsed_ms() - start;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    RequestState& r = *slot_requests[i];
+    r.speculation.num_draft_prefilled += draft_prompt_tokens(r, before[i], slots[i].sequence->draft->num_computed);
+  }
 }
 
 namespace {

@@ -150,10 +150,13 @@ void Engine::finish_sequence(RequestState& r, Sequence& s, FinishReason reason) 
     // The held-back tail was no stop string after all: it belongs to the streamed text.
     if (r.streams() && r.on_text && !rest.empty()) r.on_text(rest);
   }
-  s.draft.reset();
   s.logits.clear();
   s.logits.shrink_to_fit();
-  if (!(r.keep_kv && r.sequences.size() == 1)) s.blocks.clear();
+  // A chat turn keeps both models' caches for take_kv(); anything else frees them now.
+  if (!(r.keep_kv && r.sequences.size() == 1)) {
+    s.blocks.clear();
+    s.draft.reset();
+  }
 }
 
 void Engine::finish_request(RequestState& r) {

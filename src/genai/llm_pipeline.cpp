@@ -165,7 +165,7 @@ DecodedResults LLMPipeline::Impl::run(std::vector<std::vector<std::int32_t>> pro
   DecodedResults out;
   RawPerfMetrics& raw = out.perf_metrics.raw;
   double detokenize_ms = 0, first_token_ms = 0;
-  std::int64_t generated = 0, input = 0, prefilled = 0, proposed = 0, accepted = 0;
+  std::int64_t generated = 0, input = 0, prefilled = 0, draft_prefilled = 0, proposed = 0, accepted = 0;
   for (genai::RequestId id : ids) {
     const genai::RequestState& r = engine_->request(id);
     for (const auto& s : r.sequences) {
@@ -179,6 +179,7 @@ DecodedResults LLMPipeline::Impl::run(std::vector<std::vector<std::int32_t>> pro
     generated += r.num_generated_total();
     input += r.num_prompt;
     prefilled += r.num_prompt - r.num_reused;
+    draft_prefilled += r.speculation.num_draft_prefilled;
     proposed += r.speculation.num_proposed;
     accepted += r.speculation.num_accepted;
     detokenize_ms += r.timings.detokenize_ms;
@@ -199,6 +200,7 @@ DecodedResults LLMPipeline::Impl::run(std::vector<std::vector<std::int32_t>> pro
   raw.num_prefilled_tokens.push_back(double(prefilled));
   raw.num_generated_tokens.push_back(double(generated));
   if (proposed > 0) raw.acceptance_rates.push_back(double(accepted) / double(proposed));
+  if (engine_->has_draft_model()) raw.num_draft_prefilled_tokens.push_back(double(draft_prefilled));
   raw.num_proposed_tokens = proposed;
   raw.num_accepted_tokens = accepted;
   out.perf_metrics.load_time_ms = metrics_.load_time_ms;

@@ -24,6 +24,7 @@ MeanStd PerfMetrics::get_num_input_tokens() const { return mean_std(raw.num_inpu
 MeanStd PerfMetrics::get_num_prefilled_tokens() const { return mean_std(raw.num_prefilled_tokens); }
 MeanStd PerfMetrics::get_num_generated_tokens() const { return mean_std(raw.num_generated_tokens); }
 MeanStd PerfMetrics::get_acceptance_rate() const { return mean_std(raw.acceptance_rates); }
+MeanStd PerfMetrics::get_num_draft_prefilled_tokens() const { return mean_std(raw.num_draft_prefilled_tokens); }
 
 PerfMetrics& PerfMetrics::operator+=(const PerfMetrics& other) {
   if (load_time_ms == 0) load_time_ms = other.load_time_ms;
@@ -39,6 +40,7 @@ PerfMetrics& PerfMetrics::operator+=(const PerfMetrics& other) {
   append(raw.num_prefilled_tokens, other.raw.num_prefilled_tokens);
   append(raw.num_generated_tokens, other.raw.num_generated_tokens);
   append(raw.acceptance_rates, other.raw.acceptance_rates);
+  append(raw.num_draft_prefilled_tokens, other.raw.num_draft_prefilled_tokens);
   append(raw.token_latencies_ms, other.raw.token_latencies_ms);
   raw.num_proposed_tokens += other.raw.num_proposed_tokens;
   raw.num_accepted_tokens += other.raw.num_accepted_tokens;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -80,6 +81,10 @@ struct SpeculationStats {
   std::int64_t num_proposed = 0;  // candidates the draft or the prompt lookup offered
   std::int64_t num_accepted = 0;  // candidates the main model confirmed
   std::int64_t num_rounds = 0;    // steps that verified at least one candidate
+  // The draft model's share of the prompt: positions whose keys and values it took from an
+  // earlier request's cache (a chat's previous turns), and positions it computed itself.
+  std::int64_t num_draft_reused = 0;
+  std::int64_t num_draft_prefilled = 0;
 };
 
 struct RequestState {
@@ -114,10 +119,14 @@ struct RequestState {
 };
 
 // The KV cache a finished request leaves behind for a later one that starts with the same tokens
-// (a chat's next turn): the blocks hold keys and values for exactly `tokens`.
+// (a chat's next turn): the blocks hold keys and values for exactly `tokens`; a speculative
+// request's draft model leaves its own cache of the first `num_draft_tokens` of them (the draft
+// may lag the main model: it catches up lazily).
 struct CachedPrefix {
   std::vector<std::int32_t> tokens;
   kv::BlockTable blocks;
+  std::optional<kv::BlockTable> draft_blocks;  // blocks of the engine's draft model
+  std::int64_t num_draft_tokens = 0;
 };
 
 }  // namespace kiln::genai

@@ -2,7 +2,8 @@
 // (golden.json) for plain prompts, batches and streaming; the same text through every streamer
 // form; stop strings cut the golden text at their first occurrence; a chat turn that reuses the
 // previous turns' KV cache generates exactly what a stateless call over the whole history does,
-// while prefilling only the new tokens; CANCEL drops a turn from the history, STOP keeps it.
+// while prefilling only the new tokens (with a draft model, in both models, with plain decoding's
+// answers); CANCEL drops a turn from the history, STOP keeps it.
 // Tests against transformers' text run on the REFERENCE device (exact); the CPU default's f16
 // KV cache flips the nearly tied logits of these random-weight checkpoints.
 #include "kiln/llm_pipeline.hpp"
@@ -176,6 +177,35 @@ TEST(LLMPipeline, ChatReusesTheKvCacheAndMatchesStatelessGeneration) {
   EXPECT_EQ(stateless.perf_metrics.raw.num_prefilled_tokens[0], stateless.perf_metrics.raw.num_input_tokens[0]);
   pipe.finish_chat();
   EXPECT_TRUE(pipe.get_chat_history().empty());
+}
+
+// With a draft model both caches carry over: the second turn's draft computes no more of the
+// prompt than the main model does (the new tokens, give or take the one token it lagged), and
+// the answers are plain decoding's (a chat without the draft). Without reuse it would compute
+// the whole history, as on the first turn.
+TEST(LLMPipeline, ChatWithADraftReusesBothKvCaches) {
+  PipelineProperties props;
+  props.draft = draft_model(testing::draft_dir(), "REFERENCE");
+  props.adaptive_speculation = false;
+  LLMPipeline speculative = reference_pipeline("llama3_tiny", props), plain = reference_pipeline();
+  GenerationConfig c = greedy(12);
+  speculative.start_chat("You are terse.");
+  plain.start_chat("You are terse.");
+  double previous_input = 0;
+  for (const char* message : {"Hello world", "The quick brown fox", "jumps over"}) {
+    const DecodedResults s = speculative.generate(message, c);
+    EXPECT_EQ(s.tokens, plain.generate(message, c).tokens) << message;
+    const RawPerfMetrics& raw = s.perf_metrics.raw;
+    ASSERT_EQ(raw.num_draft_prefilled_tokens.size(), 1u);
+    EXPECT_GT(raw.num_proposed_tokens, 0);
+    if (previous_input == 0) {
+      EXPECT_EQ(raw.num_draft_prefilled_tokens[0], raw.num_input_tokens[0]);  // nothing cached yet
+    } else {
+      EXPECT_LE(raw.num_prefilled_tokens[0], raw.num_input_tokens[0] - previous_input) << message;
+      EXPECT_LE(raw.num_draft_prefilled_tokens[0], raw.num_prefilled_tokens[0] + 2) << message;
+    }
+    previous_input = raw.num_input_tokens[0];
+  }
 }
 
 TEST(LLMPipeline, CancelDropsTheTurnStopKeepsIt) {
