@@ -19,7 +19,7 @@ namespace {
 thread_local bool t_inside_task = false;
 thread_local std::size_t t_thread_index = 0;
 
-std::vector<int> allowed_cpus() {
+std::vector<int> read_allowed_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
   std::vector<int> cpus;
@@ -29,6 +29,14 @@ std::vector<int> allowed_cpus() {
     }
   }
   if (cpus.empty()) cpus.push_back(0);
+  return cpus;
+}
+
+// The CPUs this process may run on, read before any pool pins a thread: a pinned pool narrows
+// its caller's own mask to one CPU, and a second pool built from that thread (a draft model's,
+// a second pipeline's) would otherwise see one CPU and run single-threaded.
+const std::vector<int>& allowed_cpus() {
+  static const std::vector<int> cpus = read_allowed_cpus();
   return cpus;
 }
 

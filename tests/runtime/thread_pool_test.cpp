@@ -141,5 +141,20 @@ TEST(ThreadPool, PinnedThreadsRunOnTheirCpu) {
   sched_setaffinity(0, sizeof(original), &original);
 }
 
+// Pinning narrows the caller's affinity to one CPU; a pool built after it (a draft model's, a
+// second pipeline's, from the same thread) still gets a thread for every CPU of the process.
+TEST(ThreadPool, APoolBuiltAfterAPinnedOneUsesEveryCpu) {
+  cpu_set_t original;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(original), &original), 0);
+  const auto cpus = static_cast<std::size_t>(CPU_COUNT(&original));
+  {
+    ThreadPool first(ThreadPoolOptions{.num_threads = 0, .pin_threads = true});
+    ThreadPool second(ThreadPoolOptions{.num_threads = 0, .pin_threads = true});
+    EXPECT_EQ(first.num_threads(), cpus);
+    EXPECT_EQ(second.num_threads(), cpus);
+  }
+  sched_setaffinity(0, sizeof(original), &original);
+}
+
 }  // namespace
 }  // namespace kiln
