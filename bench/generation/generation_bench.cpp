@@ -5,10 +5,15 @@
 //  2. the adaptive draft in a chat, turn by turn, against plain decoding of the same chat;
 //  3. chat: each turn's TTFT with the previous turns' KV cache reused (a chat session) and
 //     without (the same conversation generated statelessly), as the history grows.
+//  4. the floor: plain and adaptive-speculative decoding alternated run by run (ABBA...) on
+//     prompts where the draft rarely agrees, wall-clock and user CPU time per generated token
+//     (getrusage: far less sensitive to other tenants than wall time), ratio medians and spread.
 // Each figure is the median over --repeats runs, the variants of a table interleaved run by run
 // (so load from other jobs hits them alike); Markdown on stdout, with the load average.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -59,10 +64,14 @@ std::string load_average() {
   return getloadavg(load, 1) == 1 ? fmt::format("{:.2f}", load[0]) : "unknown";
 }
 
-double median(std::vector<double> v) {
+// The q-quantile (nearest rank) of the samples.
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
   std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
+  return v[static_cast<std::size_t>(q * double(v.size() - 1) + 0.5)];
 }
+
+double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
 
 // Decode speed: tokens after the first per second of their generation.
 double decode_tokens_per_s(const PerfMetrics& m) {
@@ -196,6 +205,105 @@ void chat_speculative_table(const std::string& model, const std::string& draft, 
   fmt::print("\nsame answers as plain decoding: {}\n", same ? "yes" : "NO");
 }
 
+// Prompts the embedded draft rarely agrees with at k=4 (hex digests: 0% of ~500 candidates;
+// Russian prose: ~12%), where speculation can only cost time.
+constexpr Prompt kDisagreeingPrompts[] = {
+    {"hex", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 9f86d081884c7d659a2feaa0c55ad015"},
+    {"russian", "Съешь же ещё этих мягких французских булок, да выпей чаю. Быстрая коричневая лиса"},
+};
+
+double user_cpu_ms() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return double(usage.ru_utime.tv_sec) * 1e3 + double(usage.ru_utime.tv_usec) * 1e-3;
+}
+
+// One decoding in the floor measurement: per-run samples of a generate() call.
+struct FloorSamples {
+  std::vector<double> decode_speed;   // tokens/s after the first token
+  std::vector<double> wall_ms;        // generate() wall time per generated token
+  std::vector<double> cpu_ms;         // user CPU time (every thread of the process) per generated token
+  std::int64_t proposed = 0, draft_prefilled = 0;  // summed over the runs
+  std::vector<std::int32_t> tokens;
+
+  void run(LLMPipeline& pipe, const std::string& prompt, const GenerationConfig& c) {
+    const double cpu_before = user_cpu_ms();
+    const DecodedResults r = pipe.generate(prompt, c);
+    const double cpu = user_cpu_ms() - cpu_before;
+    const double generated = r.perf_metrics.get_num_generated_tokens().mean;
+    decode_speed.push_back(decode_tokens_per_s(r.perf_metrics));
+    wall_ms.push_back(r.perf_metrics.get_generate_duration().mean / generated);
+    cpu_ms.push_back(cpu / generated);
+    proposed += r.perf_metrics.raw.num_proposed_tokens;
+    draft_prefilled += static_cast<std::int64_t>(r.perf_metrics.get_num_draft_prefilled_tokens().mean);
+    tokens = r.tokens[0];
+  }
+};
+
+// "median [p10, p90]" of the per-round ratios.
+std::string spread(const std::vector<double>& ratios) {
+  return fmt::format("{:.3f} [{:.3f}, {:.3f}]", median(ratios), quantile(ratios, 0.1), quantile(ratios, 0.9));
+}
+
+// Per-round ratios, as speeds (above 1: the adaptive run was faster).
+std::vector<double> ratios(const std::vector<double>& plain, const std::vector<double>& adaptive, bool speed) {
+  std::vector<double> out;
+  for (std::size_t i = 0; i < plain.size(); ++i) out.push_back(speed ? adaptive[i] / plain[i] : plain[i] / adaptive[i]);
+  return out;
+}
+
+void floor_table(const std::string& model, const std::string& draft, std::int64_t new_tokens, int rounds) {
+  PipelineProperties adaptive_props, fixed_props;
+  adaptive_props.draft = fixed_props.draft = draft_model(draft);
+  fixed_props.adaptive_speculation = false;
+  LLMPipeline plain(model), adaptive(model, "CPU", adaptive_props), fixed(model, "CPU", fixed_props), plain2(model);
+  GenerationConfig c = plain.get_generation_config();
+  c.do_sample = false;
+  c.max_new_tokens = new_tokens;
+  c.ignore_eos = true;
+  c.apply_chat_template = false;
+  GenerationConfig speculative = c;
+  speculative.num_assistant_tokens = 5;
+  GenerationConfig fixed_k = c;
+  fixed_k.num_assistant_tokens = 4;
+  fmt::print("| prompt | tokens | acceptance at k=4 | rounds | plain decode tokens/s | adaptive decode tokens/s | "
+             "decode speed ratio, median [p10, p90] | wall ratio per token | plain user CPU ms/token | "
+             "adaptive user CPU ms/token | CPU ratio per token | plain on a second pipeline: CPU ratio | "
+             "adaptive: proposed, draft prompt tokens | same tokens |\n");
+  fmt::print("|---|---:|---:|---:|---:|---:|---|---|---:|---:|---|---|---|---|\n");
+  for (const Prompt& p : kDisagreeingPrompts) {
+    const DecodedResults probe = fixed.generate(p.text, fixed_k);
+    const auto& probe_raw = probe.perf_metrics.raw;
+    // a: plain, b: adaptive, control: plain again on another instance (the A/A noise band).
+    FloorSamples a, b, control, warmup;
+    warmup.run(plain, p.text, c);
+    warmup.run(adaptive, p.text, speculative);
+    warmup.run(plain2, p.text, c);
+    bool same = true;
+    for (int round = 0; round < rounds; ++round) {
+      // ABC, CBA, ...: each decoding runs first, in the middle and last equally often.
+      if (round % 2 == 0) {
+        a.run(plain, p.text, c);
+        b.run(adaptive, p.text, speculative);
+        control.run(plain2, p.text, c);
+      } else {
+        control.run(plain2, p.text, c);
+        b.run(adaptive, p.text, speculative);
+        a.run(plain, p.text, c);
+      }
+      same = same && a.tokens == b.tokens;
+    }
+    fmt::print("| {} | {} | {:.0f}% of {} | {} | {:.1f} | {:.1f} | {} | {} | {:.3f} | {:.3f} | {} | {} | {}, {} | {} |\n",
+               p.kind, plain.get_tokenizer().encode(p.text).size(),
+               100.0 * double(probe_raw.num_accepted_tokens) / double(std::max<std::int64_t>(probe_raw.num_proposed_tokens, 1)),
+               probe_raw.num_proposed_tokens, rounds, median(a.decode_speed), median(b.decode_speed),
+               spread(ratios(a.decode_speed, b.decode_speed, true)), spread(ratios(a.wall_ms, b.wall_ms, false)),
+               median(a.cpu_ms), median(b.cpu_ms), spread(ratios(a.cpu_ms, b.cpu_ms, false)),
+               spread(ratios(a.cpu_ms, control.cpu_ms, false)), b.proposed,
+               b.draft_prefilled, same ? "yes" : "NO");
+  }
+}
+
 void chat_table(const std::string& model, int turns, int repeats) {
   const std::vector<std::string> messages{
       "What does mmap do?", "And munmap?", "Which header declares them?", "What is MAP_PRIVATE?",
@@ -236,16 +344,23 @@ int main(int argc, char** argv) {
   CLI::App app{"Generation benchmarks for BENCHMARKS.md (speculative decoding, chat KV reuse)"};
   std::string model, draft;
   std::int64_t new_tokens = 128;
-  int repeats = 3, turns = 6;
+  int repeats = 3, turns = 6, floor_rounds = 41;
+  bool floor_only = false;
   app.add_option("--model", model, "Main model directory")->required();
   app.add_option("--draft", draft, "Draft model directory (same tokenizer); empty skips the speculative table");
   app.add_option("--new-tokens", new_tokens, "Tokens per generation")->capture_default_str();
   app.add_option("--repeats", repeats, "Runs per figure (median)")->capture_default_str();
   app.add_option("--turns", turns, "Chat turns")->capture_default_str();
+  app.add_option("--floor-rounds", floor_rounds, "Alternated plain / adaptive rounds of the floor table")
+      ->capture_default_str();
+  app.add_flag("--floor-only", floor_only, "Only the floor table (needs --draft)");
   CLI11_PARSE(app, argc, argv);
   try {
     fmt::print("load average at start: {}\n\n", load_average());
     if (!draft.empty()) {
+      floor_table(model, draft, new_tokens, floor_rounds);
+      fmt::print("\nload average: {}\n\n", load_average());
+      if (floor_only) return 0;
       speculative_table(model, draft, new_tokens, repeats);
       fmt::print("\nload average: {}\n\n", load_average());
       chat_speculative_table(model, draft, turns, repeats);
