@@ -51,13 +51,16 @@ void measure_bandwidth() {
   }
 }
 
-using SetKey = std::tuple<WeightScheme, std::size_t, int>;  // scheme, group, layers (0 = head)
+// scheme, group, layers (0 = head, -1 = cached), out, in (both 0 unless one matrix of that shape)
+using SetKey = std::tuple<WeightScheme, std::size_t, int, std::size_t, std::size_t>;
 
-const std::vector<BenchMatrix>& weight_set(WeightScheme scheme, std::size_t group, int layers) {
+const std::vector<BenchMatrix>& weight_set(WeightScheme scheme, std::size_t group, int layers,
+                                           std::size_t out, std::size_t in) {
   static std::map<SetKey, std::vector<BenchMatrix>> sets;
-  auto& set = sets[{scheme, group, layers}];
+  auto& set = sets[{scheme, group, layers, out, in}];
   if (set.empty()) {
-    set = layers == 0   ? make_head(g_isa, scheme, group)
+    set = out != 0      ? make_matrix(g_isa, scheme, group, out, in)
+          : layers == 0 ? make_head(g_isa, scheme, group)
           : layers < 0  ? make_cached(g_isa, scheme, group)
                         : make_layer_set(g_isa, scheme, group, layers);
   }
@@ -98,6 +101,7 @@ struct Config {
   int layers;             // 0 = output head, -1 = one cache-resident matrix
   std::size_t n;          // activation rows
   std::size_t threads;
+  std::size_t out = 0, in = 0;  // one [out, in] matrix instead of the set `layers` names
 };
 
 // One pass over the set: per group of matrices sharing an input, quantise it once (kInt8) and
@@ -131,7 +135,7 @@ void run_pass(const Config& c, const std::vector<BenchMatrix>& set, const std::v
 }
 
 void bench_matmul(benchmark::State& state, Config c) {
-  const std::vector<BenchMatrix>& set = weight_set(c.scheme, c.group, c.layers);
+  const std::vector<BenchMatrix>& set = weight_set(c.scheme, c.group, c.layers, c.out, c.in);
   ThreadPool& pool = pool_for(c.threads);
   std::size_t max_in = 0, sum_out = 0, flops = 0;
   for (const BenchMatrix& m : set) {
@@ -183,7 +187,10 @@ std::string config_name(const char* kind, const Config& c) {
   std::string name = std::string(kind) + "/" + std::string(weight_scheme_name(c.scheme));
   if (!is_float_scheme(c.scheme)) name += c.group == 0 ? "_channel" : "_g" + std::to_string(c.group);
   name += c.mode == kernels::ActivationMode::kInt8 ? "/x_int8_g" + std::to_string(c.act_group) : "/x_f32";
-  name += c.layers == 0 ? "/head" : c.layers < 0 ? "/cached" : "/layers" + std::to_string(c.layers);
+  name += c.out != 0     ? "/" + std::to_string(c.out) + "x" + std::to_string(c.in)
+          : c.layers == 0 ? "/head"
+          : c.layers < 0  ? "/cached"
+                          : "/layers" + std::to_string(c.layers);
   name += "/n" + std::to_string(c.n) + "/threads:" + std::to_string(c.threads);
   return name;
 }
@@ -242,6 +249,15 @@ void register_all() {
           benchmark::RegisterBenchmark(config_name("gemm", c).c_str(), bench_matmul, c)->UseRealTime();
         }
       }
+    }
+  }
+  // Each projection shape of the 1B model alone at the 26-token prompt, int4 × int8 (act group
+  // 32, the runtime default): q/o, k/v, gate/up, down.
+  const std::size_t shapes[][2] = {{2048, 2048}, {512, 2048}, {8192, 2048}, {2048, 8192}};
+  for (const auto& [out, in] : shapes) {
+    for (std::size_t threads : {1, 2}) {
+      const Config c{WeightScheme::kInt4Sym, 128, ActivationMode::kInt8, 32, 1, 26, threads, out, in};
+      benchmark::RegisterBenchmark(config_name("gemm", c).c_str(), bench_matmul, c)->UseRealTime();
     }
   }
 }

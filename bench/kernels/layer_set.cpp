@@ -60,6 +60,14 @@ std::vector<BenchMatrix> make_cached(Isa isa, WeightScheme scheme, std::size_t g
   return set;
 }
 
+std::vector<BenchMatrix> make_matrix(Isa isa, WeightScheme scheme, std::size_t group_size,
+                                     std::size_t out, std::size_t in) {
+  std::vector<BenchMatrix> set;
+  set.push_back({std::to_string(out) + "x" + std::to_string(in), 0,
+                 random_packed(isa, scheme, out, in, group_size, 11)});
+  return set;
+}
+
 std::size_t packed_bytes(const std::vector<BenchMatrix>& set) {
   std::size_t bytes = 0;
   for (const BenchMatrix& m : set) {

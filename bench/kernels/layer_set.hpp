@@ -25,6 +25,10 @@ std::vector<BenchMatrix> make_head(Isa isa, WeightScheme scheme, std::size_t gro
 // One [2048, 2048] matrix (the q projection): small enough to stay in L2 / L3, so a GEMV over it
 // measures the kernel's own throughput, the headroom it has over the DRAM roofline.
 std::vector<BenchMatrix> make_cached(Isa isa, WeightScheme scheme, std::size_t group_size);
+// One [out, in] matrix: a single projection shape of the 1B model, to see what share of the
+// kernel's peak each GEMM shape reaches (the weights of one exceed L2 but not L3).
+std::vector<BenchMatrix> make_matrix(Isa isa, WeightScheme scheme, std::size_t group_size,
+                                     std::size_t out, std::size_t in);
 
 // Bytes a pass over the set reads: packed codes, scales and zero points.
 std::size_t packed_bytes(const std::vector<BenchMatrix>& set);

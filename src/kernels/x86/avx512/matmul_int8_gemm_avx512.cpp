@@ -28,6 +28,21 @@ GemmShape gemm_shape(const PackedLayout& l, const QuantizedActivations& xq) {
                    l.group_size >= l.in ? whole_row : l.group_size / s.block};
 }
 
+// The next tile group's weights, read into L2 a few lines per block during the later row passes
+// over the current group: at 26 rows the first pass over a tile would otherwise stream it from
+// DRAM at the kernel's full speed (~8 bytes per cycle) while the other passes read none.
+struct Prefetch {
+  const std::uint8_t* next;  // next line to fetch
+  const std::uint8_t* end;
+  std::size_t lines_per_block;  // 0: none in this pass
+
+  void step() {
+    for (std::size_t i = 0; i < lines_per_block && next < end; ++i, next += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T1);
+    }
+  }
+};
+
 // Σ u q over columns [k0, k1) of one block for every (tile, row) pair, into dot (zeroed here).
 template <bool kInt4, int kTiles, int kRows>
 inline void dot_tiles(const std::uint8_t* const (&tile)[kTiles], const std::int8_t* const (&q)[kRows],
@@ -75,7 +90,7 @@ inline void dot_tiles(const std::uint8_t* const (&tile)[kTiles], const std::int8
 // Output tiles [t0, t0 + kTiles) × activation rows [i0, i0 + kRows).
 template <bool kInt4, bool kAsym, int kTiles, int kRows>
 void gemm_micro(const PackedWeights& w, const MatmulArgs& a, const GemmShape& s, std::size_t t0,
-                std::size_t i0, const __mmask16 (&masks)[kTiles]) {
+                std::size_t i0, const __mmask16 (&masks)[kTiles], Prefetch& prefetch) {
   const PackedLayout& l = w.layout;
   const QuantizedActivations& xq = *a.xq;
   const std::uint8_t* tile[kTiles];
@@ -100,15 +115,20 @@ void gemm_micro(const PackedWeights& w, const MatmulArgs& a, const GemmShape& s,
   // block's dot products.
   std::size_t act_group = 0, act_left = s.blocks_per_act_group;
   std::size_t weight_group = 0, weight_left = s.blocks_per_weight_group;
+  const bool one_chunk = s.block == kActivationChunk;
   for (std::size_t k0 = 0; k0 < l.in; k0 += s.block) {
     const std::size_t k1 = std::min(k0 + s.block, s.in_rounded);
     __m512i dot[kTiles][kRows];
     dot_tiles<kInt4, kTiles, kRows>(tile, q, k0, k1, dot);
+    prefetch.step();
 #pragma GCC unroll 8
     for (int j = 0; j < kRows; ++j) {
       const std::size_t i = i0 + j;
       const float act_scale = xq.scales[i * xq.groups + act_group];
-      zero_sum[j] += act_scale * static_cast<float>(chunk_sum(xq.chunk_sums + i * xq.chunks, k0, k1));
+      const std::int32_t* sums = xq.chunk_sums + i * xq.chunks;
+      // A block of one chunk (activation group 32, the default) is one load, not a loop.
+      const std::int32_t sum_q = one_chunk ? sums[k0 / kActivationChunk] : chunk_sum(sums, k0, k1);
+      zero_sum[j] += act_scale * static_cast<float>(sum_q);
       const __m512 sa = _mm512_set1_ps(act_scale);
 #pragma GCC unroll 8
       for (int u = 0; u < kTiles; ++u) group_acc[u][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[u][j]), sa, group_acc[u][j]);
@@ -148,22 +168,35 @@ void gemm_micro(const PackedWeights& w, const MatmulArgs& a, const GemmShape& s,
   }
 }
 
-// Every activation row for tiles [t0, t0 + kTiles): kRowBlock rows per step, then the rest.
-template <bool kInt4, bool kAsym, int kTiles, int kRowBlock>
+// One pass of `rows` (<= kRows) activation rows from row i.
+template <bool kInt4, bool kAsym, int kTiles, int kRows>
+void gemm_pass(std::size_t rows, const PackedWeights& w, const MatmulArgs& a, const GemmShape& s,
+               std::size_t t0, std::size_t i, const __mmask16 (&masks)[kTiles], Prefetch& prefetch) {
+  if (rows == kRows) {
+    gemm_micro<kInt4, kAsym, kTiles, kRows>(w, a, s, t0, i, masks, prefetch);
+  } else if constexpr (kRows > 1) {
+    gemm_pass<kInt4, kAsym, kTiles, kRows - 1>(rows, w, a, s, t0, i, masks, prefetch);
+  }
+}
+
+// Every activation row for tiles [t0, t0 + kTiles), in passes of at most kMaxRows rows, as even as
+// possible (26 rows: 4,4,4,4,4,3,3, not six 4s and a 2 that pays a whole pass's unpacking and
+// epilogue for two rows). Passes after the first prefetch the tiles [t0 + kTiles, prefetch_end).
+template <bool kInt4, bool kAsym, int kTiles, int kMaxRows>
 void gemm_tiles(const PackedWeights& w, const MatmulArgs& a, const GemmShape& s, std::size_t t0,
-                const __mmask16 (&masks)[kTiles]) {
-  static_assert(kRowBlock <= 8);
+                std::size_t prefetch_end, const __mmask16 (&masks)[kTiles]) {
+  static_assert(kMaxRows <= 8);
+  const std::size_t passes = (a.n + kMaxRows - 1) / kMaxRows;
+  const std::size_t blocks = (w.layout.in + s.block - 1) / s.block;
+  const std::size_t next_tiles = prefetch_end > t0 + kTiles ? std::min<std::size_t>(prefetch_end - t0 - kTiles, kTiles) : 0;
+  const std::size_t lines = next_tiles * s.tile_bytes / 64;
+  Prefetch prefetch{w.data() + (t0 + kTiles) * s.tile_bytes, w.data() + (t0 + kTiles + next_tiles) * s.tile_bytes, 0};
   std::size_t i = 0;
-  for (; i + kRowBlock <= a.n; i += kRowBlock) gemm_micro<kInt4, kAsym, kTiles, kRowBlock>(w, a, s, t0, i, masks);
-  switch (a.n - i) {
-    case 7: gemm_micro<kInt4, kAsym, kTiles, 7>(w, a, s, t0, i, masks); break;
-    case 6: gemm_micro<kInt4, kAsym, kTiles, 6>(w, a, s, t0, i, masks); break;
-    case 5: gemm_micro<kInt4, kAsym, kTiles, 5>(w, a, s, t0, i, masks); break;
-    case 4: gemm_micro<kInt4, kAsym, kTiles, 4>(w, a, s, t0, i, masks); break;
-    case 3: gemm_micro<kInt4, kAsym, kTiles, 3>(w, a, s, t0, i, masks); break;
-    case 2: gemm_micro<kInt4, kAsym, kTiles, 2>(w, a, s, t0, i, masks); break;
-    case 1: gemm_micro<kInt4, kAsym, kTiles, 1>(w, a, s, t0, i, masks); break;
-    default: break;
+  for (std::size_t p = 0; p < passes; ++p) {
+    const std::size_t rows = a.n / passes + (p < a.n % passes ? 1 : 0);
+    gemm_pass<kInt4, kAsym, kTiles, kMaxRows>(rows, w, a, s, t0, i, masks, prefetch);
+    i += rows;
+    if (p == 0 && passes > 1) prefetch.lines_per_block = (lines + (passes - 1) * blocks - 1) / ((passes - 1) * blocks);
   }
 }
 
@@ -175,11 +208,11 @@ void gemm_int8(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begi
   std::size_t t = row_begin / kTileRows;
   for (; t + 2 <= tile_end; t += 2) {
     const __mmask16 masks[2] = {row_mask(t, row_begin, row_end), row_mask(t + 1, row_begin, row_end)};
-    gemm_tiles<kInt4, kAsym, 2, 4>(w, a, s, t, masks);
+    gemm_tiles<kInt4, kAsym, 2, 4>(w, a, s, t, tile_end, masks);
   }
   if (t < tile_end) {
     const __mmask16 masks[1] = {row_mask(t, row_begin, row_end)};
-    gemm_tiles<kInt4, kAsym, 1, 8>(w, a, s, t, masks);
+    gemm_tiles<kInt4, kAsym, 1, 8>(w, a, s, t, tile_end, masks);
   }
 }
 
