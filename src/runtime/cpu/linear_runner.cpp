@@ -10,6 +10,9 @@ namespace {
 
 // Rows quantised per task: big enough to amortise a task, small enough to spread a prefill.
 constexpr std::size_t kQuantizeRowsPerTask = 16;
+// Weight bytes per GEMV task: tens of microseconds of streaming, so a claim (one CAS) costs
+// under 1% and a thread the host slows down holds the others up by one such task at most.
+constexpr std::size_t kTaskBytes = std::size_t{512} << 10;
 
 }  // namespace
 
@@ -37,7 +40,7 @@ void LinearRunner::run(const float* x, std::int64_t rows, std::span<const models
   const auto n = static_cast<std::size_t>(rows);
   const kernels::QuantizedActivations* xq = nullptr;
   Job jobs[kMaxTargets];
-  std::size_t tiles = 0;
+  std::size_t tiles = 0, bytes = 0;
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const CpuWeight& w = as_cpu(*targets[i].weight);
     if (!w.matrix) fail(ErrorKind::kInternal, "linear(): a target's weight is not a matrix");
@@ -48,9 +51,11 @@ void LinearRunner::run(const float* x, std::int64_t rows, std::span<const models
                   kernels::MatmulArgs{n, x, xq, targets[i].out, m.packed.layout.out, bias}, tiles};
     kernels::check_matmul_args(m.packed, jobs[i].args, m.mode, m.name);
     tiles += m.packed.layout.tiles;
+    bytes += m.packed.layout.data_bytes + m.packed.layout.scales_bytes + m.packed.layout.zeros_bytes;
   }
-  // A few contiguous tile ranges per thread, claimed dynamically.
-  const std::size_t tasks = std::min(tiles, pool_.num_threads() * 4);
+  // Contiguous tile ranges claimed dynamically: at least a few per thread, and no more than
+  // kTaskBytes each, so both threads keep streaming until the end of the op.
+  const std::size_t tasks = std::min(tiles, std::max(pool_.num_threads() * 4, bytes / kTaskBytes));
   const std::size_t count = targets.size();
   pool_.parallel_for(tasks, [&](std::size_t task, std::size_t) {
     const std::size_t tile_begin = tiles * task / tasks, tile_end = tiles * (task + 1) / tasks;

@@ -1,6 +1,7 @@
 // linear() on the thread pool: the input is quantised to int8 once for every target that takes
 // int8 activations, then the output rows (weight tiles) of all targets form one index space that
-// the threads split, so Q/K/V or gate/up cost one wake-up and one barrier together.
+// the threads claim in ranges of at most kTaskBytes of weights, so Q/K/V or gate/up cost one
+// wake-up and one barrier together and both threads stream until the op ends.
 #pragma once
 
 #include <memory>
