@@ -7,6 +7,7 @@
 #include "tokenizer/byte_level_alphabet.hpp"
 #include "tokenizer/unicode.hpp"
 #include "tokenizer/word_cache.hpp"
+#include "util/sha256.hpp"
 
 namespace kiln::tok {
 namespace {
@@ -27,7 +28,8 @@ struct Merge {
 
 }  // namespace
 
-BpeModel::BpeModel(const Json& spec, const std::string& origin) : cache_id_(next_model_id()) {
+BpeModel::BpeModel(const Json& spec, BpeTables tables, const std::string& origin)
+    : cache_id_(next_model_id()) {
   const JsonFields fields(spec, origin);
   if (const auto dropout = fields.get_optional<double>("dropout"); dropout && *dropout > 0.0) {
     fail(ErrorKind::kUnsupported, "{}: BPE dropout {} is not supported (inference needs "
@@ -42,89 +44,99 @@ BpeModel::BpeModel(const Json& spec, const std::string& origin) : cache_id_(next
   if (!spec.contains("vocab") || !spec.contains("merges")) {
     fail("{}: BPE model needs both 'vocab' and 'merges'", origin);
   }
-  load_vocab(spec.at("vocab"), origin + ".vocab");
-  load_merges(spec.at("merges"), origin + ".merges");
+  // The reader captures an object vocab and an array of merges; anything else stayed in `spec`.
+  if (!tables.has_vocab) fail("{}.vocab: must be an object of token -> id", origin);
+  if (!tables.has_merges) fail("{}.merges: must be an array", origin);
+  token_to_id_ = std::move(tables.vocab);
+  index_ids();
+  load_merges(tables.merges, origin + ".merges");
   for (int b = 0; b < 256; ++b) {
-    fallback_ids_[static_cast<std::size_t>(b)] = lookup(token_to_id_, fmt::format("<0x{:02X}>", b)).value_or(-1);
+    fallback_ids_[static_cast<std::size_t>(b)] = token_to_id_.find(fmt::format("<0x{:02X}>", b)).value_or(-1);
   }
 }
 
-void BpeModel::load_vocab(const Json& vocab, const std::string& origin) {
-  if (!vocab.is_object()) fail("{}: must be an object of token -> id", origin);
-  token_to_id_.reserve(vocab.size());
+void BpeModel::index_ids() {
   std::int32_t max_id = -1;
-  for (const auto& [token, id_json] : vocab.items()) {
-    if (!id_json.is_number_integer() || id_json.get<std::int64_t>() < 0 ||
-        id_json.get<std::int64_t>() > 0x7FFFFFFF) {
-      fail("{}: id of token \"{}\" must be a non-negative 32-bit integer, got {}", origin, token,
-           id_json.dump());
-    }
-    const auto id = static_cast<std::int32_t>(id_json.get<std::int64_t>());
-    token_to_id_[token] = id;
-    max_id = std::max(max_id, id);
-  }
-  // Map keys stay where they are when the map rehashes, so pointers to them are stable.
+  for (std::size_t entry = 0; entry < token_to_id_.size(); ++entry) max_id = std::max(max_id, token_to_id_.id(entry));
+  // Two tokens with one id: the later in the file names it (HF picks one by hash order).
   id_to_token_.assign(static_cast<std::size_t>(max_id + 1), nullptr);
-  for (const auto& [token, id] : token_to_id_) id_to_token_[static_cast<std::size_t>(id)] = &token;
+  for (std::size_t entry = 0; entry < token_to_id_.size(); ++entry) {
+    id_to_token_[static_cast<std::size_t>(token_to_id_.id(entry))] = &token_to_id_.token(entry);
+  }
 }
 
-void BpeModel::load_merges(const Json& merges, const std::string& origin) {
-  if (!merges.is_array()) fail("{}: must be an array", origin);
+void BpeModel::load_merges(const MergeList& merges, const std::string& origin) {
   merges_ = MergeTable(merges.size());
+  std::vector<std::uint64_t> pairs;  // [merges] (left id << 32 | right id), for the digest
+  pairs.reserve(merges.size());
   const std::size_t prefix_length = continuing_subword_prefix_ ? continuing_subword_prefix_->size() : 0;
-  std::string left, right;
+  std::string merged;
   for (std::size_t rank = 0; rank < merges.size(); ++rank) {
-    const Json& merge = merges[rank];
-    if (merge.is_string()) {  // legacy "a b"
-      const auto& line = merge.get_ref<const std::string&>();
-      const auto space = line.find(' ');
-      if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
-        fail("{}[{}]: merge \"{}\" must be two tokens separated by one space", origin, rank, line);
-      }
-      left = line.substr(0, space), right = line.substr(space + 1);
-    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
-      left = merge[0].get<std::string>(), right = merge[1].get<std::string>();
-    } else {
-      fail("{}[{}]: merge must be \"a b\" or [\"a\", \"b\"], got {}", origin, rank, merge.dump());
-    }
-    const auto left_id = lookup(token_to_id_, left);
-    const auto right_id = lookup(token_to_id_, right);
+    const std::string_view left = merges.left(rank), right = merges.right(rank);
+    const auto left_id = token_to_id_.find(left);
+    const auto right_id = token_to_id_.find(right);
     // HF drops the prefix length from the right token without checking it is there.
-    const std::string merged = left + right.substr(std::min(prefix_length, right.size()));
-    const auto merged_id = lookup(token_to_id_, merged);
+    merged.assign(left).append(right.substr(std::min(prefix_length, right.size())));
+    const auto merged_id = token_to_id_.find(merged);
     if (!left_id || !right_id || !merged_id) {
       fail("{}[{}]: merge (\"{}\", \"{}\") uses token \"{}\" that is not in the vocabulary", origin,
-           rank, left, right, !left_id ? left : !right_id ? right : merged);
+           rank, left, right, !left_id ? left : !right_id ? right : std::string_view(merged));
     }
     merges_.insert_or_assign(*left_id, *right_id, static_cast<std::uint32_t>(rank), *merged_id);
+    pairs.push_back(std::uint64_t{static_cast<std::uint32_t>(*left_id)} << 32 | static_cast<std::uint32_t>(*right_id));
   }
+  compute_content_digest(pairs);
+}
+
+void BpeModel::compute_content_digest(const std::vector<std::uint64_t>& merge_pairs) {
+  // Entries by (id, token); files saved by HF are already in id order, so the sort is skipped.
+  std::vector<std::uint32_t> order(token_to_id_.size());  // [entries]
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+  auto before = [&](std::uint32_t a, std::uint32_t b) {
+    const auto id_a = token_to_id_.id(a), id_b = token_to_id_.id(b);
+    return id_a != id_b ? id_a < id_b : token_to_id_.token(a) < token_to_id_.token(b);
+  };
+  if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
+  std::string bytes;
+  auto append_u32 = [&bytes](std::uint32_t v) {
+    for (int shift = 0; shift < 32; shift += 8) bytes.push_back(static_cast<char>((v >> shift) & 0xFF));
+  };
+  for (const std::uint32_t entry : order) {
+    const std::string& token = token_to_id_.token(entry);
+    append_u32(static_cast<std::uint32_t>(token_to_id_.id(entry)));
+    append_u32(static_cast<std::uint32_t>(token.size()));
+    bytes += token;
+  }
+  append_u32(static_cast<std::uint32_t>(merge_pairs.size()));
+  for (const std::uint64_t pair : merge_pairs) {
+    append_u32(static_cast<std::uint32_t>(pair >> 32));
+    append_u32(static_cast<std::uint32_t>(pair));
+  }
+  content_digest_ = sha256_hex(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
 }
 
 bool BpeModel::enable_raw_byte_input() {
   if (continuing_subword_prefix_ || end_of_word_suffix_) return false;
   const auto& alphabet = ByteLevelAlphabet::get();
   for (int b = 0; b < 256; ++b) {
-    const auto id = lookup(token_to_id_, alphabet.utf8_of(static_cast<std::uint8_t>(b)));
+    const auto id = token_to_id_.find(alphabet.utf8_of(static_cast<std::uint8_t>(b)));
     if (!id) return false;
     byte_ids_[static_cast<std::size_t>(b)] = *id;
   }
   raw_token_to_id_.reserve(token_to_id_.size());
-  for (const auto& [token, id] : token_to_id_) {
-    // Entries with characters outside the alphabet can never match a mapped piece.
-    if (auto bytes = alphabet.decode(token)) raw_token_to_id_.emplace(std::move(*bytes), id);
+  for (std::size_t entry = 0; entry < token_to_id_.size(); ++entry) {
+    // Entries with characters outside the alphabet can never match a mapped piece; the mapping
+    // is one-to-one, so distinct entries never collide.
+    if (auto bytes = alphabet.decode(token_to_id_.token(entry))) {
+      raw_token_to_id_.insert_or_assign(std::move(*bytes), token_to_id_.id(entry));
+    }
   }
   raw_bytes_ = true;
   return true;
 }
 
-std::optional<std::int32_t> BpeModel::lookup(const Vocab& vocab, std::string_view token) const {
-  const auto it = vocab.find(token);
-  if (it == vocab.end()) return std::nullopt;
-  return it->second;
-}
-
 std::optional<std::int32_t> BpeModel::token_to_id(std::string_view token) const {
-  return lookup(token_to_id_, token);
+  return token_to_id_.find(token);
 }
 
 const std::string* BpeModel::id_to_token(std::int32_t id) const {
@@ -137,7 +149,7 @@ WordCache& BpeModel::thread_cache() const { return WordCache::for_thread(cache_i
 void BpeModel::tokenize(std::string_view piece, std::vector<std::int32_t>& ids, WordCache& cache) const {
   if (piece.empty()) return;
   if (ignore_merges_) {
-    if (const auto id = lookup(raw_bytes_ ? raw_token_to_id_ : token_to_id_, piece)) {
+    if (const auto id = (raw_bytes_ ? raw_token_to_id_ : token_to_id_).find(piece)) {
       ids.push_back(*id);
       return;
     }
@@ -197,7 +209,7 @@ void BpeModel::initial_symbols(std::string_view word, std::vector<Symbol>& symbo
     key += word.substr(begin, char_length);
     if (pos == word.size() && end_of_word_suffix_) key += *end_of_word_suffix_;
 
-    if (const auto id = lookup(token_to_id_, key)) {
+    if (const auto id = token_to_id_.find(key)) {
       flush_unk();
       add(*id, char_length);
       continue;
@@ -214,7 +226,7 @@ void BpeModel::initial_symbols(std::string_view word, std::vector<Symbol>& symbo
       }
     }
     if (!unk_token_) continue;  // HF silently drops the character
-    const auto unk_id = lookup(token_to_id_, *unk_token_);
+    const auto unk_id = token_to_id_.find(*unk_token_);
     if (!unk_id) {
       fail("tokenizer.json: model.unk_token \"{}\" is not in the vocabulary", *unk_token_);
     }

@@ -9,9 +9,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "tokenizer/bpe_tables.hpp"
 #include "tokenizer/merge_table.hpp"
 #include "tokenizer/word_cache.hpp"
 #include "util/json.hpp"
@@ -20,8 +20,9 @@ namespace kiln::tok {
 
 class BpeModel {
  public:
-  // `spec` is tokenizer.json's "model" object (type BPE); errors name `origin`.
-  BpeModel(const Json& spec, const std::string& origin);
+  // `spec` is tokenizer.json's "model" object (type BPE) and `tables` its vocab and merges as
+  // read_tokenizer_json captured them; errors name `origin`.
+  BpeModel(const Json& spec, BpeTables tables, const std::string& origin);
   BpeModel(const BpeModel&) = delete;  // id_to_token_ points into token_to_id_
   BpeModel& operator=(const BpeModel&) = delete;
 
@@ -40,13 +41,11 @@ class BpeModel {
   const std::string* id_to_token(std::int32_t id) const;
   // Number of vocabulary entries (HF get_vocab_size without added tokens).
   std::int32_t size() const { return static_cast<std::int32_t>(token_to_id_.size()); }
+  // SHA-256 (hex) of the vocabulary (ordered by id, then token) and the merges (by rank): the
+  // same for the same content however the file orders or spells it.
+  const std::string& content_digest() const { return content_digest_; }
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  using Vocab = std::unordered_map<std::string, std::int32_t, Hash, std::equal_to<>>;
   struct Symbol {
     std::int32_t id;
     std::int32_t prev;
@@ -54,9 +53,10 @@ class BpeModel {
     std::uint32_t byte_length;  // 0 once merged into its left neighbour
   };
 
-  void load_vocab(const Json& vocab, const std::string& origin);
-  void load_merges(const Json& merges, const std::string& origin);
-  std::optional<std::int32_t> lookup(const Vocab& vocab, std::string_view token) const;
+  void index_ids();
+  // Resolves the merge strings to ids; also hashes (vocab, merges) into content_digest_.
+  void load_merges(const MergeList& merges, const std::string& origin);
+  void compute_content_digest(const std::vector<std::uint64_t>& merge_pairs);
 
   // Initial symbols of a word, as HF merge_word builds them (chars, prefix/suffix, byte
   // fallback, unk fusing).
@@ -65,8 +65,8 @@ class BpeModel {
   void merge_all(std::vector<Symbol>& symbols) const;
   void tokenize_uncached(std::string_view piece, std::vector<std::int32_t>& ids) const;
 
-  Vocab token_to_id_;
-  std::vector<const std::string*> id_to_token_;  // [max id + 1] keys of token_to_id_, null if none
+  VocabTable token_to_id_;
+  std::vector<const std::string*> id_to_token_;  // [max id + 1] tokens of token_to_id_, null if none
   MergeTable merges_;
   std::optional<std::string> unk_token_;
   std::optional<std::string> continuing_subword_prefix_;
@@ -77,9 +77,10 @@ class BpeModel {
 
   std::array<std::int32_t, 256> fallback_ids_{};  // id of "<0xXX>" per byte, -1 when missing
   bool raw_bytes_ = false;
-  Vocab raw_token_to_id_;  // byte strings of the entries written in the byte-level alphabet
+  VocabTable raw_token_to_id_;  // byte strings of the entries written in the byte-level alphabet
   std::array<std::int32_t, 256> byte_ids_{};
   std::uint64_t cache_id_;
+  std::string content_digest_;
 };
 
 }  // namespace kiln::tok

@@ -75,7 +75,7 @@ Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view
   if (!config_json.empty()) {
     config = tok::parse_tokenizer_config(parse(config_json, "tokenizer_config.json"), "tokenizer_config.json");
   }
-  return Tokenizer(tok::build_tokenizer(parse(tokenizer_json, "tokenizer.json"), "tokenizer.json", std::move(config)));
+  return Tokenizer(tok::build_tokenizer(tokenizer_json, "tokenizer.json", std::move(config)));
 }
 
 std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {

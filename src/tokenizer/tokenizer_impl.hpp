@@ -39,8 +39,8 @@ struct TokenizerImpl {
   bool dropped_when_skipping_special(std::int32_t id) const;
 };
 
-// Builds a tokenizer from a parsed tokenizer.json (`file` names it in errors) and its config.
-std::shared_ptr<const TokenizerImpl> build_tokenizer(const Json& root, const std::string& file,
+// Builds a tokenizer from the text of tokenizer.json (`file` names it in errors) and its config.
+std::shared_ptr<const TokenizerImpl> build_tokenizer(std::string_view text, const std::string& file,
                                                      TokenizerConfig config);
 
 // Loads tokenizer.json (+ tokenizer_config.json and chat_template.jinja when the paths exist).

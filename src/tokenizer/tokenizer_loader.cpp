@@ -3,6 +3,8 @@
 #include <unordered_set>
 
 #include "tokenizer/tokenizer_impl.hpp"
+#include "tokenizer/tokenizer_json_reader.hpp"
+#include "util/file_io.hpp"
 #include "util/log.hpp"
 #include "util/sha256.hpp"
 
@@ -15,7 +17,7 @@ const Json& optional_component(const Json& root, const char* key) {
   return it == root.end() ? kNull : *it;
 }
 
-std::unique_ptr<BpeModel> make_model(const Json& spec, const std::string& origin) {
+std::unique_ptr<BpeModel> make_model(const Json& spec, BpeTables tables, const std::string& origin) {
   if (!spec.is_object()) fail("{}: missing or not an object", origin);
   // HF reads an untyped model by its fields; a BPE model is the one with merges.
   const std::string type = spec.contains("type") ? spec.value("type", std::string())
@@ -25,7 +27,7 @@ std::unique_ptr<BpeModel> make_model(const Json& spec, const std::string& origin
          "{}: model type '{}' is not supported (supported: BPE; WordPiece, WordLevel and Unigram "
          "are not implemented)", origin, type);
   }
-  return std::make_unique<BpeModel>(spec, origin);
+  return std::make_unique<BpeModel>(spec, std::move(tables), origin);
 }
 
 std::vector<AddedToken> parse_added_tokens(const Json& list, const std::string& origin,
@@ -48,13 +50,15 @@ std::vector<AddedToken> parse_added_tokens(const Json& list, const std::string& 
   return tokens;
 }
 
-std::string compute_fingerprint(const Json& root) {
+std::string compute_fingerprint(const Json& root, const BpeModel& model) {
   Sha256 hash;
-  // nlohmann dumps objects with sorted keys, so formatting and key order do not matter.
+  // nlohmann dumps objects with sorted keys, and the model digests its vocabulary by id, so
+  // formatting and key order do not matter.
   for (const char* key : {"model", "added_tokens", "normalizer", "pre_tokenizer", "post_processor", "decoder"}) {
     hash.update(key);
     hash.update(optional_component(root, key).dump());
   }
+  hash.update(model.content_digest());
   return hash.hex_digest();
 }
 
@@ -100,11 +104,12 @@ std::int32_t count_vocabulary(const TokenizerImpl& impl) {
 
 namespace {
 
-std::shared_ptr<const TokenizerImpl> build_checked(const Json& root, const std::string& file,
+std::shared_ptr<const TokenizerImpl> build_checked(TokenizerJson document, const std::string& file,
                                                    TokenizerConfig config) {
+  const Json& root = document.root;
   if (!root.is_object()) fail("{}: expected a JSON object", file);
   auto impl = std::make_shared<TokenizerImpl>();
-  impl->model = make_model(optional_component(root, "model"), file + ": model");
+  impl->model = make_model(optional_component(root, "model"), std::move(document.bpe), file + ": model");
   if (const Json& spec = optional_component(root, "normalizer"); !spec.is_null()) {
     impl->normalizer = make_normalizer(spec, file + ": normalizer");
   }
@@ -138,33 +143,35 @@ std::shared_ptr<const TokenizerImpl> build_checked(const Json& root, const std::
   add_declared_tokens(*impl);
   apply_bos_eos_override(*impl);
   impl->vocab_size = count_vocabulary(*impl);
-  impl->fingerprint = compute_fingerprint(root);
+  impl->fingerprint = compute_fingerprint(root, *impl->model);
   return impl;
 }
 
-}  // namespace
-
-std::shared_ptr<const TokenizerImpl> build_tokenizer(const Json& root, const std::string& file,
-                                                     TokenizerConfig config) {
+std::shared_ptr<const TokenizerImpl> build_from_document(TokenizerJson document, const std::string& file,
+                                                         TokenizerConfig config) {
   try {
-    return build_checked(root, file, std::move(config));
+    return build_checked(std::move(document), file, std::move(config));
   } catch (const Json::exception& e) {
     // A field of an unexpected shape that no check above names more precisely.
     fail("{}: unexpected content: {}", file, e.what());
   }
 }
 
+}  // namespace
+
+std::shared_ptr<const TokenizerImpl> build_tokenizer(std::string_view text, const std::string& file,
+                                                     TokenizerConfig config) {
+  return build_from_document(read_tokenizer_json(text, file), file, std::move(config));
+}
+
 std::shared_ptr<const TokenizerImpl> load_tokenizer(const std::filesystem::path& tokenizer_json,
                                                     const std::filesystem::path& config_path,
                                                     const std::filesystem::path& chat_template) {
-  Json root;
-  try {
-    root = read_json_file(tokenizer_json);
-  } catch (const Json::exception& e) {  // read_json_file reports syntax errors; this is the rest
-    fail("{}: invalid JSON: {}", tokenizer_json.string(), e.what());
-  }
-  return build_tokenizer(root, tokenizer_json.filename().string(),
-                         read_tokenizer_config(config_path, chat_template));
+  // Syntax errors and bad vocab / merges entries name the whole path; the components name the
+  // file as tokenizer.json, the name a user looks for in the model folder.
+  return build_from_document(read_tokenizer_json(read_file(tokenizer_json), tokenizer_json.string()),
+                             tokenizer_json.filename().string(),
+                             read_tokenizer_config(config_path, chat_template));
 }
 
 }  // namespace kiln::tok
