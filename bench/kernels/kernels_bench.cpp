@@ -17,6 +17,7 @@
 
 #include "kernels/matmul.hpp"
 #include "layer_set.hpp"
+#include "runtime/cpu/linear_runner.hpp"
 #include "runtime/thread_pool.hpp"
 #include "stream_read.hpp"
 
@@ -51,15 +52,17 @@ void measure_bandwidth() {
   }
 }
 
-// scheme, group, layers (0 = head, -1 = cached), out, in (both 0 unless one matrix of that shape)
-using SetKey = std::tuple<WeightScheme, std::size_t, int, std::size_t, std::size_t>;
+// scheme, group, layers (0 = head, -1 = cached), out, in (both 0 unless one matrix of that
+// shape), decode op (empty unless one of make_decode_op's)
+using SetKey = std::tuple<WeightScheme, std::size_t, int, std::size_t, std::size_t, std::string>;
 
 const std::vector<BenchMatrix>& weight_set(WeightScheme scheme, std::size_t group, int layers,
-                                           std::size_t out, std::size_t in) {
+                                           std::size_t out, std::size_t in, const std::string& op) {
   static std::map<SetKey, std::vector<BenchMatrix>> sets;
-  auto& set = sets[{scheme, group, layers, out, in}];
+  auto& set = sets[{scheme, group, layers, out, in, op}];
   if (set.empty()) {
-    set = out != 0      ? make_matrix(g_isa, scheme, group, out, in)
+    set = !op.empty()   ? make_decode_op(g_isa, scheme, group, op)
+          : out != 0    ? make_matrix(g_isa, scheme, group, out, in)
           : layers == 0 ? make_head(g_isa, scheme, group)
           : layers < 0  ? make_cached(g_isa, scheme, group)
                         : make_layer_set(g_isa, scheme, group, layers);
@@ -76,9 +79,14 @@ struct Target {
 };
 
 // Matrices that share an input run as one job, as the runtime's linear() does for Q/K/V and
-// gate/up: their tiles form one index space, split into a few contiguous ranges per thread.
+// gate/up: their tiles form one index space, split into contiguous ranges as linear() splits it.
 void run_job(ThreadPool& pool, const Target* targets, std::size_t count, std::size_t total_tiles) {
-  const std::size_t tasks = std::min(total_tiles, pool.num_threads() * 4);
+  std::size_t bytes = 0;
+  for (std::size_t m = 0; m < count; ++m) {
+    const kernels::PackedLayout& l = targets[m].w.layout;
+    bytes += l.data_bytes + l.scales_bytes + l.zeros_bytes;
+  }
+  const std::size_t tasks = runtime::linear_task_count(total_tiles, bytes, pool.num_threads());
   pool.parallel_for(tasks, [&](std::size_t task, std::size_t) {
     const std::size_t tile_begin = total_tiles * task / tasks;
     const std::size_t tile_end = total_tiles * (task + 1) / tasks;
@@ -102,6 +110,7 @@ struct Config {
   std::size_t n;          // activation rows
   std::size_t threads;
   std::size_t out = 0, in = 0;  // one [out, in] matrix instead of the set `layers` names
+  std::string op = {};          // one decode op (make_decode_op) instead of the above
 };
 
 // One pass over the set: per group of matrices sharing an input, quantise it once (kInt8) and
@@ -135,7 +144,7 @@ void run_pass(const Config& c, const std::vector<BenchMatrix>& set, const std::v
 }
 
 void bench_matmul(benchmark::State& state, Config c) {
-  const std::vector<BenchMatrix>& set = weight_set(c.scheme, c.group, c.layers, c.out, c.in);
+  const std::vector<BenchMatrix>& set = weight_set(c.scheme, c.group, c.layers, c.out, c.in, c.op);
   ThreadPool& pool = pool_for(c.threads);
   std::size_t max_in = 0, sum_out = 0, flops = 0;
   for (const BenchMatrix& m : set) {
@@ -187,7 +196,8 @@ std::string config_name(const char* kind, const Config& c) {
   std::string name = std::string(kind) + "/" + std::string(weight_scheme_name(c.scheme));
   if (!is_float_scheme(c.scheme)) name += c.group == 0 ? "_channel" : "_g" + std::to_string(c.group);
   name += c.mode == kernels::ActivationMode::kInt8 ? "/x_int8_g" + std::to_string(c.act_group) : "/x_f32";
-  name += c.out != 0     ? "/" + std::to_string(c.out) + "x" + std::to_string(c.in)
+  name += !c.op.empty()   ? "/op_" + c.op
+          : c.out != 0    ? "/" + std::to_string(c.out) + "x" + std::to_string(c.in)
           : c.layers == 0 ? "/head"
           : c.layers < 0  ? "/cached"
                           : "/layers" + std::to_string(c.layers);
@@ -249,6 +259,16 @@ void register_all() {
           benchmark::RegisterBenchmark(config_name("gemm", c).c_str(), bench_matmul, c)->UseRealTime();
         }
       }
+    }
+  }
+  // Each decode op of the 1B model from memory, as the runtime runs it (int4 sym g128 layers, the
+  // int8 asymmetric per-channel head, act group 32): the per-op share of the stream bandwidth.
+  for (const char* op : {"qkv", "o", "gate_up", "down", "head"}) {
+    const bool head = std::string(op) == "head";
+    for (std::size_t threads : {1, 2}) {
+      const Config c{head ? WeightScheme::kInt8Asym : WeightScheme::kInt4Sym, head ? std::size_t{0} : 128,
+                     ActivationMode::kInt8, 32, 1, 1, threads, 0, 0, op};
+      benchmark::RegisterBenchmark(config_name("gemv", c).c_str(), bench_matmul, c)->UseRealTime();
     }
   }
   // Each projection shape of the 1B model alone at the 26-token prompt, int4 × int8 (act group

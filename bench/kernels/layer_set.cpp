@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "util/error.hpp"
 #include "util/half.hpp"
 
 namespace kiln::bench {
@@ -65,6 +66,28 @@ std::vector<BenchMatrix> make_matrix(Isa isa, WeightScheme scheme, std::size_t g
   std::vector<BenchMatrix> set;
   set.push_back({std::to_string(out) + "x" + std::to_string(in), 0,
                  random_packed(isa, scheme, out, in, group_size, 11)});
+  return set;
+}
+
+std::vector<BenchMatrix> make_decode_op(Isa isa, WeightScheme scheme, std::size_t group_size,
+                                        const std::string& op) {
+  if (op == "head") return make_head(isa, scheme, group_size);
+  struct Shape {
+    const char* name;
+    std::size_t out, in;
+  };
+  std::vector<Shape> job;  // matrices that share one input
+  if (op == "qkv") job = {{"q", kHidden, kHidden}, {"k", kKvDim, kHidden}, {"v", kKvDim, kHidden}};
+  if (op == "o") job = {{"o", kHidden, kHidden}};
+  if (op == "gate_up") job = {{"gate", kIntermediate, kHidden}, {"up", kIntermediate, kHidden}};
+  if (op == "down") job = {{"down", kHidden, kIntermediate}};
+  if (job.empty()) fail("decode op '{}': expected qkv, o, gate_up, down or head", op);
+  constexpr std::size_t kSetBytes = std::size_t{128} << 20;
+  std::vector<BenchMatrix> set;
+  unsigned seed = 1;
+  for (std::size_t copy = 0; packed_bytes(set) < kSetBytes; ++copy) {
+    for (const Shape& m : job) set.push_back({m.name, copy, random_packed(isa, scheme, m.out, m.in, group_size, seed++)});
+  }
   return set;
 }
 

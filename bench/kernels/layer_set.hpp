@@ -30,6 +30,12 @@ std::vector<BenchMatrix> make_cached(Isa isa, WeightScheme scheme, std::size_t g
 std::vector<BenchMatrix> make_matrix(Isa isa, WeightScheme scheme, std::size_t group_size,
                                      std::size_t out, std::size_t in);
 
+// One decode op of the 1B model as the runtime runs it (q/k/v and gate/up each one job): "qkv",
+// "o", "gate_up" or "down", repeated until the set exceeds 128 MB (4× this machine's L3) so a
+// pass streams from memory, each copy its own job; "head" is one [128256, 2048] matrix.
+std::vector<BenchMatrix> make_decode_op(Isa isa, WeightScheme scheme, std::size_t group_size,
+                                        const std::string& op);
+
 // Bytes a pass over the set reads: packed codes, scales and zero points.
 std::size_t packed_bytes(const std::vector<BenchMatrix>& set);
 

@@ -1,6 +1,8 @@
 // Layout arithmetic and the scalar repack from canonical to each ISA's layout (see the header).
 #include "kernels/packed_weights.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -172,9 +174,16 @@ WeightView PackedWeights::canonical_view() const {
 void PackedMatrix::FreeDeleter::operator()(std::uint8_t* p) const { std::free(p); }
 
 PackedMatrix::PackedMatrix(const PackedLayout& layout) : layout_(layout) {
-  const std::size_t bytes = std::max<std::size_t>(layout.total_bytes, 64);
-  blob_.reset(static_cast<std::uint8_t*>(std::aligned_alloc(64, bytes)));
+  // Blobs of 2 MiB and more get 2 MiB-aligned memory with transparent huge pages asked for
+  // before the first touch, as the runtime maps its packed weights: a GEMV streaming 4 KiB pages
+  // pays page walks and restarts of the hardware prefetcher at every page.
+  constexpr std::size_t kHugePage = std::size_t{2} << 20;
+  const bool huge = layout.total_bytes >= kHugePage;
+  const std::size_t align = huge ? kHugePage : 64;
+  const std::size_t bytes = (std::max<std::size_t>(layout.total_bytes, 64) + align - 1) / align * align;
+  blob_.reset(static_cast<std::uint8_t*>(std::aligned_alloc(align, bytes)));
   if (!blob_) fail(ErrorKind::kIo, "cannot allocate {} bytes for a packed weight matrix", bytes);
+  if (huge) ::madvise(blob_.get(), bytes, MADV_HUGEPAGE);  // advice only: failure is harmless
   std::memset(blob_.get(), 0, bytes);
 }
 

@@ -16,6 +16,10 @@ constexpr std::size_t kTaskBytes = std::size_t{512} << 10;
 
 }  // namespace
 
+std::size_t linear_task_count(std::size_t tiles, std::size_t bytes, std::size_t threads) {
+  return std::min(tiles, std::max(threads * 4, bytes / kTaskBytes));
+}
+
 LinearRunner::LinearRunner(Isa isa, std::size_t act_group_size, ThreadPool& pool)
     : quantize_(kernels::find_quantize_activations(isa)), act_group_size_(act_group_size), pool_(pool) {}
 
@@ -53,9 +57,7 @@ void LinearRunner::run(const float* x, std::int64_t rows, std::span<const models
     tiles += m.packed.layout.tiles;
     bytes += m.packed.layout.data_bytes + m.packed.layout.scales_bytes + m.packed.layout.zeros_bytes;
   }
-  // Contiguous tile ranges claimed dynamically: at least a few per thread, and no more than
-  // kTaskBytes each, so both threads keep streaming until the end of the op.
-  const std::size_t tasks = std::min(tiles, std::max(pool_.num_threads() * 4, bytes / kTaskBytes));
+  const std::size_t tasks = linear_task_count(tiles, bytes, pool_.num_threads());
   const std::size_t count = targets.size();
   pool_.parallel_for(tasks, [&](std::size_t task, std::size_t) {
     const std::size_t tile_begin = tiles * task / tasks, tile_end = tiles * (task + 1) / tasks;

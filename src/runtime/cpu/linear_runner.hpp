@@ -1,7 +1,7 @@
 // linear() on the thread pool: the input is quantised to int8 once for every target that takes
 // int8 activations, then the output rows (weight tiles) of all targets form one index space that
-// the threads claim in ranges of at most kTaskBytes of weights, so Q/K/V or gate/up cost one
-// wake-up and one barrier together and both threads stream until the op ends.
+// the threads claim in ranges (linear_task_count), so Q/K/V or gate/up cost one wake-up and one
+// barrier together.
 #pragma once
 
 #include <memory>
@@ -17,6 +17,11 @@ class ThreadPool;
 }
 
 namespace kiln::runtime {
+
+// The tasks linear() splits `tiles` weight tiles (`bytes` in all) into for `threads` threads:
+// contiguous tile ranges claimed dynamically, at least a few per thread and at most about
+// 512 KiB of weights each, so both threads keep streaming until the op ends.
+std::size_t linear_task_count(std::size_t tiles, std::size_t bytes, std::size_t threads);
 
 class LinearRunner {
  public:
