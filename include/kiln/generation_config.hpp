@@ -78,6 +78,7 @@ struct GenerationConfig {
 
   static constexpr std::int64_t kMaxAssistantTokens = 16;
   static constexpr std::int64_t kMaxLogprobs = 20;  // OpenAI's top_logprobs limit
+  static constexpr std::int64_t kMaxSequences = 256;  // num_beams, num_return_sequences
 
   // Throws kiln::Error naming the first bad field.
   void validate() const;

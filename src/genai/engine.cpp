@@ -52,6 +52,9 @@ void Engine::validate_request(const std::vector<std::int32_t>& prompt, const Gen
   for (std::int32_t id : prompt) {
     if (id < 0 || id >= vocab) fail("prompt token id {} is outside the vocabulary [0, {})", id, vocab);
   }
+  for (std::int32_t id : config.stop_token_ids) {
+    if (id >= vocab) fail("GenerationConfig: stop_token_ids contains {}, outside the vocabulary [0, {})", id, vocab);
+  }
   const bool wants_draft = !config.is_prompt_lookup() &&
                            (config.num_assistant_tokens > 0 || config.assistant_confidence_threshold > 0);
   if (wants_draft && !drafter_) {

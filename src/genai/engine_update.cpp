@@ -147,8 +147,11 @@ void Engine::finish_sequence(RequestState& r, Sequence& s, FinishReason reason) 
     const double start = clock_.elapsed_ms();
     const std::string rest = s.text->finish();
     r.timings.detokenize_ms += clock_.elapsed_ms() - start;
-    // The held-back tail was no stop string after all: it belongs to the streamed text.
-    if (r.streams() && r.on_text && !rest.empty()) r.on_text(rest);
+    // The held-back tail was no stop string after all: it belongs to the streamed text (and
+    // the streamer may still cancel the answer on it).
+    if (r.streams() && r.on_text && !rest.empty() && r.on_text(rest) == StreamingStatus::CANCEL) {
+      s.finish_reason = FinishReason::kCancelled;
+    }
   }
   s.logits.clear();
   s.logits.shrink_to_fit();

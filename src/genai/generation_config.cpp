@@ -24,15 +24,17 @@ void GenerationConfig::validate() const {
   if (max_new_tokens && min_new_tokens > *max_new_tokens) {
     bad_field("min_new_tokens", fmt::format("({}) exceeds max_new_tokens ({})", min_new_tokens, *max_new_tokens));
   }
-  if (!(temperature >= 0.0)) bad_field("temperature", fmt::format("must be >= 0, got {}", temperature));
+  if (!(temperature >= 0.0 && std::isfinite(temperature))) {
+    bad_field("temperature", fmt::format("must be finite and >= 0, got {}", temperature));
+  }
   if (do_sample && temperature == 0.0) {
     bad_field("temperature", "is 0 while do_sample is true (use do_sample=false for greedy decoding)");
   }
   if (top_k < 0) bad_field("top_k", fmt::format("must be >= 0 (0 disables it), got {}", top_k));
   if (!(top_p > 0.0 && top_p <= 1.0)) bad_field("top_p", fmt::format("must be in (0, 1], got {}", top_p));
   if (!(min_p >= 0.0 && min_p <= 1.0)) bad_field("min_p", fmt::format("must be in [0, 1], got {}", min_p));
-  if (!(repetition_penalty > 0.0)) {
-    bad_field("repetition_penalty", fmt::format("must be > 0 (1 disables it), got {}", repetition_penalty));
+  if (!(repetition_penalty > 0.0 && std::isfinite(repetition_penalty))) {
+    bad_field("repetition_penalty", fmt::format("must be finite and > 0 (1 disables it), got {}", repetition_penalty));
   }
   if (!(presence_penalty >= -2.0 && presence_penalty <= 2.0)) {
     bad_field("presence_penalty", fmt::format("must be in [-2, 2], got {}", presence_penalty));
@@ -44,6 +46,13 @@ void GenerationConfig::validate() const {
   for (const std::string& s : stop_strings) {
     if (s.empty()) bad_field("stop_strings", "contains an empty string (it would match at once)");
   }
+  // The sets are ordered: a negative id is the first.
+  if (!eos_token_ids.empty() && *eos_token_ids.begin() < 0) {
+    bad_field("eos_token_ids", fmt::format("contains {}: token ids are >= 0", *eos_token_ids.begin()));
+  }
+  if (!stop_token_ids.empty() && *stop_token_ids.begin() < 0) {
+    bad_field("stop_token_ids", fmt::format("contains {}: token ids are >= 0", *stop_token_ids.begin()));
+  }
   validate_sequences();
   validate_speculative();
   if (logprobs < 0) bad_field("logprobs", fmt::format("must be >= 0 (0: none), got {}", logprobs));
@@ -51,9 +60,11 @@ void GenerationConfig::validate() const {
 }
 
 void GenerationConfig::validate_sequences() const {
-  if (num_beams < 1) bad_field("num_beams", fmt::format("must be >= 1, got {}", num_beams));
-  if (num_return_sequences < 1) {
-    bad_field("num_return_sequences", fmt::format("must be >= 1, got {}", num_return_sequences));
+  if (num_beams < 1 || num_beams > kMaxSequences) {
+    bad_field("num_beams", fmt::format("must be >= 1 and at most {}, got {}", kMaxSequences, num_beams));
+  }
+  if (num_return_sequences < 1 || num_return_sequences > kMaxSequences) {
+    bad_field("num_return_sequences", fmt::format("must be >= 1 and at most {}, got {}", kMaxSequences, num_return_sequences));
   }
   if (num_beams > 1 && do_sample) {
     bad_field("num_beams", fmt::format("is {} while do_sample is true: beam sampling is not supported "

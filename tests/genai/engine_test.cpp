@@ -103,6 +103,9 @@ TEST(Engine, RejectsPromptsThatDoNotFit) {
   EXPECT_KILN_ERROR(engine.add_request(g.prompts[1].ids, greedy(4)), "tokens, but the context holds 8");
   EXPECT_KILN_ERROR(engine.add_request({}, greedy(4)), "prompt is empty");
   EXPECT_KILN_ERROR(engine.add_request({999999}, greedy(4)), "outside the vocabulary");
+  GenerationConfig stop_beyond = greedy(4);
+  stop_beyond.stop_token_ids = {999999};
+  EXPECT_KILN_ERROR(engine.add_request({g.prompts[0].ids[0]}, stop_beyond), "stop_token_ids", "outside the vocabulary");
   // A request that fits generates to the end of the context and stops with kLength.
   const RequestId id = engine.add_request({g.prompts[0].ids[0], g.prompts[0].ids[1]}, greedy(100));
   engine.run_until_idle();

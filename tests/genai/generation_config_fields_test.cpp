@@ -28,6 +28,8 @@ TEST(GenerationConfigFields, RejectsContradictionsNamingTheField) {
   bad([](auto& c) { c.num_beams = 2; c.num_return_sequences = 3; }, {"num_return_sequences", "exceeds num_beams"});
   bad([](auto& c) { c.num_return_sequences = 2; }, {"num_return_sequences", "greedy"});
   bad([](auto& c) { c.num_return_sequences = 0; }, {"num_return_sequences"});
+  bad([](auto& c) { c.num_beams = 257; }, {"num_beams", "256"});
+  bad([](auto& c) { c.do_sample = true; c.num_return_sequences = 1000; }, {"num_return_sequences", "256"});
   bad([](auto& c) { c.stop_strings = {""}; }, {"stop_strings", "empty"});
   bad([](auto& c) { c.logprobs = -1; }, {"logprobs"});
   bad([](auto& c) { c.logprobs = 21; }, {"logprobs", "20"});

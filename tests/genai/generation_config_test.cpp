@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "support/test_support.hpp"
 #include "util/json.hpp"
 
@@ -27,6 +29,17 @@ TEST(GenerationConfig, RejectsBadValuesNamingTheField) {
   bad([](auto& c) { c.max_new_tokens = 4; c.min_new_tokens = 5; }, "min_new_tokens");
   bad([](auto& c) { c.max_length = 0; }, "max_length");
   bad([](auto& c) { c.no_repeat_ngram_size = -1; }, "no_repeat_ngram_size");
+  bad([](auto& c) { c.min_new_tokens = -1; }, "min_new_tokens");
+  bad([](auto& c) { c.temperature = std::numeric_limits<double>::infinity(); }, "temperature");
+  bad([](auto& c) { c.temperature = std::numeric_limits<double>::quiet_NaN(); }, "temperature");
+  bad([](auto& c) { c.top_p = std::numeric_limits<double>::quiet_NaN(); }, "top_p");
+  bad([](auto& c) { c.min_p = -0.1; }, "min_p");
+  bad([](auto& c) { c.repetition_penalty = std::numeric_limits<double>::infinity(); }, "repetition_penalty");
+  bad([](auto& c) { c.presence_penalty = -2.5; }, "presence_penalty");
+  bad([](auto& c) { c.frequency_penalty = 2.5; }, "frequency_penalty");
+  bad([](auto& c) { c.frequency_penalty = std::numeric_limits<double>::quiet_NaN(); }, "frequency_penalty");
+  bad([](auto& c) { c.eos_token_ids = {2, -1}; }, "eos_token_ids");
+  bad([](auto& c) { c.stop_token_ids = {-5}; }, "stop_token_ids");
   EXPECT_NO_THROW(GenerationConfig{}.validate());
 }
 

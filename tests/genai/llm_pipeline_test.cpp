@@ -229,6 +229,32 @@ TEST(LLMPipeline, CancelDropsTheTurnStopKeepsIt) {
   EXPECT_EQ(pipe.get_chat_history()[1].content, stopped.texts[0]);
 }
 
+// The last piece of an answer can be a tail held back because it began a stop string, released
+// only when generation ends; CANCEL returned for that piece still drops the turn.
+TEST(LLMPipeline, CancelOnTheReleasedTailDropsTheTurn) {
+  LLMPipeline pipe = pipeline();
+  GenerationConfig c = greedy(12);
+  pipe.start_chat();
+  const std::string full = pipe.generate("Hello world", c).texts[0];  // the answer, unstreamed
+  ASSERT_FALSE(full.empty());
+  std::size_t last_char = full.size() - 1;
+  while (last_char > 0 && (static_cast<unsigned char>(full[last_char]) & 0xC0) == 0x80) --last_char;
+  c.stop_strings = {full.substr(last_char) + "\x01"};  // the answer ends with its first character
+  pipe.start_chat();  // a new conversation: the same first turn
+  std::string streamed;
+  int calls_at_end = 0;
+  const DecodedResults r = pipe.generate("Hello world", c, TextStreamerCallback([&](const std::string& piece) {
+    streamed += piece;
+    if (streamed != full) return StreamingStatus::RUNNING;
+    ++calls_at_end;
+    return StreamingStatus::CANCEL;
+  }));
+  EXPECT_EQ(calls_at_end, 1);
+  EXPECT_EQ(streamed, full);
+  EXPECT_EQ(r.finish_reasons[0], GenerationFinishReason::CANCEL);
+  EXPECT_TRUE(pipe.get_chat_history().empty());
+}
+
 TEST(LLMPipeline, PerfMetricsArePopulated) {
   LLMPipeline pipe = pipeline();
   const DecodedResults r = pipe.generate("Hello world", greedy(16));

@@ -36,5 +36,28 @@ TEST(PerfMetrics, MeanAndStdOverPooledCalls) {
   EXPECT_EQ(sum.raw.num_accepted_tokens, 4);
 }
 
+// Every statistic pools the samples of the calls it sums, acceptance rate and the draft's
+// prefill included: two samples x and y give mean (x + y) / 2 and std |x - y| / 2.
+TEST(PerfMetrics, EveryStatisticIsMeanAndStdOverCalls) {
+  PerfMetrics a, b;
+  const auto fill = [](RawPerfMetrics& r, double x) {
+    for (auto* v : {&r.generate_durations_ms, &r.tokenization_durations_ms, &r.detokenization_durations_ms, &r.ttfts_ms,
+                    &r.throughputs, &r.num_input_tokens, &r.num_prefilled_tokens, &r.num_generated_tokens,
+                    &r.acceptance_rates, &r.num_draft_prefilled_tokens, &r.token_latencies_ms}) {
+      v->push_back(x);
+    }
+  };
+  fill(a.raw, 0.25);
+  fill(b.raw, 0.75);
+  const PerfMetrics sum = a + b;
+  for (const MeanStd& m : {sum.get_generate_duration(), sum.get_tokenization_duration(), sum.get_detokenization_duration(),
+                           sum.get_ttft(), sum.get_throughput(), sum.get_num_input_tokens(),
+                           sum.get_num_prefilled_tokens(), sum.get_num_generated_tokens(), sum.get_acceptance_rate(),
+                           sum.get_num_draft_prefilled_tokens(), sum.get_tpot()}) {
+    EXPECT_DOUBLE_EQ(m.mean, 0.5);
+    EXPECT_DOUBLE_EQ(m.std, 0.25);
+  }
+}
+
 }  // namespace
 }  // namespace kiln
