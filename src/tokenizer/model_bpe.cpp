@@ -70,20 +70,37 @@ void BpeModel::load_merges(const MergeList& merges, const std::string& origin) {
   std::vector<std::uint64_t> pairs;  // [merges] (left id << 32 | right id), for the digest
   pairs.reserve(merges.size());
   const std::size_t prefix_length = continuing_subword_prefix_ ? continuing_subword_prefix_->size() : 0;
-  std::string merged;
-  for (std::size_t rank = 0; rank < merges.size(); ++rank) {
-    const std::string_view left = merges.left(rank), right = merges.right(rank);
-    const auto left_id = token_to_id_.find(left);
-    const auto right_id = token_to_id_.find(right);
-    // HF drops the prefix length from the right token without checking it is there.
-    merged.assign(left).append(right.substr(std::min(prefix_length, right.size())));
-    const auto merged_id = token_to_id_.find(merged);
-    if (!left_id || !right_id || !merged_id) {
-      fail("{}[{}]: merge (\"{}\", \"{}\") uses token \"{}\" that is not in the vocabulary", origin,
-           rank, left, right, !left_id ? left : !right_id ? right : std::string_view(merged));
+  constexpr std::size_t kBatch = VocabTable::kBatch;
+  std::string merged[kBatch];
+  std::size_t hashes[kBatch][3];  // left, right, merged
+  for (std::size_t first = 0; first < merges.size(); first += kBatch) {
+    const std::size_t count = std::min(kBatch, merges.size() - first);
+    // Hash and prefetch the whole batch first: the lookups are cache misses that then overlap.
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::string_view left = merges.left(first + i), right = merges.right(first + i);
+      // HF drops the prefix length from the right token without checking it is there.
+      merged[i].assign(left).append(right.substr(std::min(prefix_length, right.size())));
+      const std::string_view parts[3] = {left, right, merged[i]};
+      for (int k = 0; k < 3; ++k) token_to_id_.prefetch(hashes[i][k] = VocabTable::hash_of(parts[k]));
     }
-    merges_.insert_or_assign(*left_id, *right_id, static_cast<std::uint32_t>(rank), *merged_id);
-    pairs.push_back(std::uint64_t{static_cast<std::uint32_t>(*left_id)} << 32 | static_cast<std::uint32_t>(*right_id));
+    std::int32_t ids[kBatch][3];  // left, right, merged
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t rank = first + i;
+      const std::string_view left = merges.left(rank), right = merges.right(rank);
+      const auto left_id = token_to_id_.find(left, hashes[i][0]);
+      const auto right_id = token_to_id_.find(right, hashes[i][1]);
+      const auto merged_id = token_to_id_.find(merged[i], hashes[i][2]);
+      if (!left_id || !right_id || !merged_id) {
+        fail("{}[{}]: merge (\"{}\", \"{}\") uses token \"{}\" that is not in the vocabulary", origin,
+             rank, left, right, !left_id ? left : !right_id ? right : std::string_view(merged[i]));
+      }
+      ids[i][0] = *left_id, ids[i][1] = *right_id, ids[i][2] = *merged_id;
+      merges_.prefetch(*left_id, *right_id);
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      merges_.insert_or_assign(ids[i][0], ids[i][1], static_cast<std::uint32_t>(first + i), ids[i][2]);
+      pairs.push_back(std::uint64_t{static_cast<std::uint32_t>(ids[i][0])} << 32 | static_cast<std::uint32_t>(ids[i][1]));
+    }
   }
   compute_content_digest(pairs);
 }
@@ -124,13 +141,17 @@ bool BpeModel::enable_raw_byte_input() {
     byte_ids_[static_cast<std::size_t>(b)] = *id;
   }
   raw_token_to_id_.reserve(token_to_id_.size());
+  std::pair<std::string, std::int32_t> batch[VocabTable::kBatch];
+  std::size_t count = 0;
   for (std::size_t entry = 0; entry < token_to_id_.size(); ++entry) {
     // Entries with characters outside the alphabet can never match a mapped piece; the mapping
     // is one-to-one, so distinct entries never collide.
     if (auto bytes = alphabet.decode(token_to_id_.token(entry))) {
-      raw_token_to_id_.insert_or_assign(std::move(*bytes), token_to_id_.id(entry));
+      batch[count++] = {std::move(*bytes), token_to_id_.id(entry)};
+      if (count == VocabTable::kBatch) raw_token_to_id_.insert_batch(std::span(batch, count)), count = 0;
     }
   }
+  raw_token_to_id_.insert_batch(std::span(batch, count));
   raw_bytes_ = true;
   return true;
 }

@@ -112,6 +112,7 @@ class TokenizerJsonHandler {
     return true;
   }
   bool end_capture() {
+    if (mode_ == Mode::kVocab) flush_vocab();
     mode_ = Mode::kDom;
     return dom_.null();  // the placeholder: the field exists, its content is in out_.bpe
   }
@@ -120,8 +121,13 @@ class TokenizerJsonHandler {
     if (id > static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max())) {
       fail_vocab_id(std::to_string(id));
     }
-    out_.bpe.vocab.insert_or_assign(std::move(token_), static_cast<std::int32_t>(id));
+    pending_entries_[num_pending_++] = {std::move(token_), static_cast<std::int32_t>(id)};
+    if (num_pending_ == VocabTable::kBatch) flush_vocab();
     return true;
+  }
+  void flush_vocab() {
+    out_.bpe.vocab.insert_batch(std::span(pending_entries_, num_pending_));
+    num_pending_ = 0;
   }
   [[noreturn]] void fail_vocab_id(const std::string& shown) const {
     fail("{}: model.vocab: id of token \"{}\" must be a non-negative 32-bit integer, got {}", origin_,
@@ -170,6 +176,8 @@ class TokenizerJsonHandler {
   std::string root_key_;       // the last key of the root object
   bool in_model_ = false;      // the open depth-2 object is root.model
   std::string token_;          // the vocab key whose id comes next
+  std::pair<std::string, std::int32_t> pending_entries_[VocabTable::kBatch];  // not inserted yet
+  std::size_t num_pending_ = 0;
   std::string pair_[2];        // strings of the ["a", "b"] merge being read
   int pair_size_ = 0;
 };

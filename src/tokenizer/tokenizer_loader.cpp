@@ -4,7 +4,7 @@
 
 #include "tokenizer/tokenizer_impl.hpp"
 #include "tokenizer/tokenizer_json_reader.hpp"
-#include "util/file_io.hpp"
+#include "util/mapped_file.hpp"
 #include "util/log.hpp"
 #include "util/sha256.hpp"
 
@@ -169,7 +169,10 @@ std::shared_ptr<const TokenizerImpl> load_tokenizer(const std::filesystem::path&
                                                     const std::filesystem::path& chat_template) {
   // Syntax errors and bad vocab / merges entries name the whole path; the components name the
   // file as tokenizer.json, the name a user looks for in the model folder.
-  return build_from_document(read_tokenizer_json(read_file(tokenizer_json), tokenizer_json.string()),
+  // Mapped, not read: the parser makes one pass, and a copy of a 9 MB file costs ~5% of the load.
+  const MappedFile file(tokenizer_json);
+  const std::string_view text(reinterpret_cast<const char*>(file.data()), file.size());
+  return build_from_document(read_tokenizer_json(text, tokenizer_json.string()),
                              tokenizer_json.filename().string(),
                              read_tokenizer_config(config_path, chat_template));
 }

@@ -118,6 +118,8 @@ TEST(TokenizerJsonReader, FromDirNamesThePathOfABrokenFile) {
   write_file_atomic(dir.path() / "tokenizer.json", with_model(R"({"vocab": {"a": -4}, "merges": []})"));
   const std::string path = (dir.path() / "tokenizer.json").string();
   EXPECT_KILN_ERROR(Tokenizer::from_dir(dir.path()), path.c_str(), "model.vocab", "\"a\"");
+  write_file_atomic(dir.path() / "tokenizer.json", "");
+  EXPECT_KILN_ERROR(Tokenizer::from_dir(dir.path()), path.c_str());
 }
 
 }  // namespace
