@@ -8,6 +8,10 @@
 #include <span>
 #include <vector>
 
+namespace kiln {
+class ThreadPool;
+}
+
 namespace kiln::exporter {
 
 // How much of xᵀx to keep: nothing, the diagonal blocks of each quantisation group (scale
@@ -26,8 +30,9 @@ class InputStatistics {
   InputStatistics(std::int64_t in, const StatisticsConfig& config);
 
   void begin_sample();
-  // x [rows, in]: this sample's rows passing through the layer.
-  void add_rows(const float* x, std::int64_t rows);
+  // x [rows, in]: this sample's rows passing through the layer; `pool` (may be null) shares
+  // the Hessian's products. The result does not depend on the pool.
+  void add_rows(const float* x, std::int64_t rows, ThreadPool* pool = nullptr);
   void end_sample();
 
   // Divides input channel c by scales[c] (AWQ moved that factor into the weight): every
@@ -54,6 +59,10 @@ class InputStatistics {
   std::vector<double> hessian_block(std::int64_t first, std::int64_t size) const;
 
  private:
+  void add_full_hessian(const float* x, std::int64_t rows, ThreadPool* pool);
+  void add_group_hessians(const float* x, std::int64_t rows, ThreadPool* pool);
+  std::vector<std::vector<float>>& scratch_for(ThreadPool* pool);
+
   std::int64_t in_;
   StatisticsConfig config_;
   std::int64_t num_tokens_ = 0;
@@ -66,6 +75,7 @@ class InputStatistics {
   double hawq_sum_ = 0, mean_var_sum_ = 0, max_var_sum_ = 0, mean_mag_sum_ = 0;
   std::vector<float> rows_;
   std::vector<double> hessian_;  // kFull: [in, in]; kGroupBlocks: [groups, gs, gs]
+  std::vector<std::vector<float>> scratch_;  // per thread: one panel or block of a call's Xᵀ X
 };
 
 }  // namespace kiln::exporter

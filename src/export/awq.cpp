@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "export/float_products.hpp"
 #include "export/group_quantizer.hpp"
 
 namespace kiln::exporter {
@@ -11,78 +12,110 @@ namespace {
 
 constexpr int kGridPoints = 20;  // α = 0, 0.05, ..., 0.95, as the paper's search
 constexpr double kMinScale = 1e-4;
+constexpr std::size_t kPanelRows = 64;  // weight rows per product in the error sums
 
-// Ŵ = Q(W·s) / s for the target, into w_hat [out, in].
-void fake_quantize_scaled(const AwqTarget& t, std::size_t in, std::span<const double> s, std::vector<float>& scaled,
-                          std::vector<float>& w_hat) {
-  scaled.resize(t.out * in);
-  w_hat.resize(t.out * in);
-  for (std::size_t r = 0; r < t.out; ++r) {
-    for (std::size_t c = 0; c < in; ++c) scaled[r * in + c] = static_cast<float>(t.w[r * in + c] * s[c]);
+// What the output error is measured against: B [in, n] with n = in for the input Hessian H
+// (a row d of W - Ŵ adds dᵀ H d = Σ_j (d·H)_j d_j) or Xᵀ of the sampled rows, n = rows
+// (it adds Σ_j (d·Xᵀ)_j²).
+struct ErrorBasis {
+  std::vector<float> b;  // [in, n]
+  std::size_t n = 0;
+  bool hessian = false;
+};
+
+ErrorBasis error_basis(std::size_t in, const InputStatistics& stats) {
+  ErrorBasis basis;
+  if (stats.hessian_mode() == HessianMode::kFull) {
+    const std::vector<double> h = stats.hessian_block(0, static_cast<std::int64_t>(in));
+    basis.b.assign(h.begin(), h.end());
+    basis.n = in;
+    basis.hessian = true;
+    return basis;
   }
-  fake_quantize_rtn(t.scheme, scaled, t.out, in, t.group_size, w_hat);
-  for (std::size_t r = 0; r < t.out; ++r) {
-    for (std::size_t c = 0; c < in; ++c) w_hat[r * in + c] = static_cast<float>(w_hat[r * in + c] / s[c]);
+  basis.n = static_cast<std::size_t>(stats.num_rows());
+  basis.b.resize(in * basis.n);
+  for (std::size_t r = 0; r < basis.n; ++r) {
+    for (std::size_t c = 0; c < in; ++c) basis.b[c * basis.n + r] = stats.rows()[r * in + c];
+  }
+  return basis;
+}
+
+struct Scratch {
+  std::vector<float> scaled;   // [in] one row of W·s, then Q(W·s)
+  std::vector<float> diff;     // [kPanelRows, in] rows of W - Q(W·s)/s
+  std::vector<float> product;  // [kPanelRows, n] the same rows times B
+};
+
+// Rows [first, first + m) of W - Ŵ, Ŵ = Q(W·s)/s, into scratch.diff.
+void panel_difference(const AwqTarget& t, std::size_t in, std::span<const double> s, std::size_t first, std::size_t m,
+                      Scratch& scratch) {
+  scratch.scaled.resize(in);
+  scratch.diff.resize(m * in);
+  for (std::size_t r = 0; r < m; ++r) {
+    const float* w = t.w.data() + (first + r) * in;
+    for (std::size_t c = 0; c < in; ++c) scratch.scaled[c] = static_cast<float>(w[c] * s[c]);
+    fake_quantize_rtn(t.scheme, scratch.scaled, 1, in, t.group_size, scratch.scaled);
+    float* d = scratch.diff.data() + r * in;
+    for (std::size_t c = 0; c < in; ++c) d[c] = w[c] - static_cast<float>(scratch.scaled[c] / s[c]);
   }
 }
 
-// The output error Σ over calibration tokens x and outputs o of ((W - Ŵ) x)_o², as Σ_o dᵀ H d
-// with d = row o of W - Ŵ and H = Σ x xᵀ [in, in] over every token (`hessian` non-empty), or
-// else summed over the sampled token rows.
-double output_error(const AwqTarget& t, std::size_t in, std::span<const double> s, const InputStatistics& stats,
-                    std::span<const float> hessian, std::vector<float>& scaled, std::vector<float>& w_hat) {
-  fake_quantize_scaled(t, in, s, scaled, w_hat);
-  std::vector<float> diff(in);  // [in] one row of W - Ŵ
-  const std::int64_t num_rows = hessian.empty() ? stats.num_rows() : static_cast<std::int64_t>(in);
-  const float* vectors = hessian.empty() ? stats.rows().data() : hessian.data();
+// The output error Σ over calibration tokens x and outputs o of ((W - Ŵ) x)_o², through the
+// input Hessian or the sampled rows (ErrorBasis), in panels of rows multiplied by B at once.
+double output_error(const AwqTarget& t, std::size_t in, std::span<const double> s, const ErrorBasis& basis,
+                    Scratch& scratch) {
   double total = 0;
-  for (std::size_t r = 0; r < t.out; ++r) {
-    for (std::size_t c = 0; c < in; ++c) diff[c] = t.w[r * in + c] - w_hat[r * in + c];
-    // Rows of H give (H d)_k, summed against d_k; sampled rows x give (x·d)², summed.
-    for (std::int64_t k = 0; k < num_rows; ++k) {
-      const float* x = vectors + static_cast<std::size_t>(k) * in;
-      const float dot = dot_lanes(diff.data(), x, 0, in);
-      total += hessian.empty() ? static_cast<double>(dot) * dot : static_cast<double>(dot) * diff[static_cast<std::size_t>(k)];
+  for (std::size_t first = 0; first < t.out; first += kPanelRows) {
+    const std::size_t m = std::min(kPanelRows, t.out - first);
+    panel_difference(t, in, s, first, m, scratch);
+    scratch.product.assign(m * basis.n, 0.0f);
+    accumulate_product({.a = scratch.diff.data(), .a_row_stride = in, .a_k_stride = 1, .b = basis.b.data(),
+                        .ldb = basis.n, .c = scratch.product.data(), .ldc = basis.n, .m = m, .n = basis.n, .k = in},
+                       product_isa());
+    for (std::size_t r = 0; r < m; ++r) {
+      const float* p = scratch.product.data() + r * basis.n;
+      const float* d = scratch.diff.data() + r * in;
+      for (std::size_t j = 0; j < basis.n; ++j) total += basis.hessian ? double(p[j]) * d[j] : double(p[j]) * p[j];
     }
   }
   return total;
 }
 
+// s = mean|x|^α, clamped, normalised so the scales straddle 1 (the paper's s / sqrt(max · min)).
+std::vector<double> scales_for(std::span<const double> magnitude, double alpha) {
+  std::vector<double> s(magnitude.size());
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (std::size_t c = 0; c < s.size(); ++c) {
+    s[c] = std::max(std::pow(magnitude[c], alpha), kMinScale);
+    lo = std::min(lo, s[c]);
+    hi = std::max(hi, s[c]);
+  }
+  const double norm = std::sqrt(lo * hi);
+  for (double& v : s) v /= norm;
+  return s;
+}
+
 }  // namespace
 
-std::vector<double> search_awq_scales(std::span<const AwqTarget> targets, std::size_t in, const InputStatistics& stats) {
-  std::vector<double> best(in, 1.0);
+std::vector<double> search_awq_scales(std::span<const AwqTarget> targets, std::size_t in, const InputStatistics& stats,
+                                      ThreadPool* pool) {
   const bool full = stats.hessian_mode() == HessianMode::kFull;
-  if ((!full && stats.num_rows() == 0) || stats.num_tokens() == 0) return best;
-  std::vector<float> hessian;  // [in, in] Σ x xᵀ when kept in full, else empty
-  if (full) {
-    const std::vector<double> h = stats.hessian_block(0, static_cast<std::int64_t>(in));
-    hessian.assign(h.begin(), h.end());
-  }
+  if ((!full && stats.num_rows() == 0) || stats.num_tokens() == 0) return std::vector<double>(in, 1.0);
+  const ErrorBasis basis = error_basis(in, stats);
   std::vector<double> magnitude(in);  // [in] mean |x| per channel
   for (std::size_t c = 0; c < in; ++c) magnitude[c] = stats.mean_abs(static_cast<std::int64_t>(c));
-  std::vector<float> scaled, w_hat;
-  std::vector<double> s(in);
-  double best_error = std::numeric_limits<double>::infinity();
-  for (int step = 0; step < kGridPoints; ++step) {
-    const double alpha = static_cast<double>(step) / kGridPoints;
-    double lo = std::numeric_limits<double>::infinity(), hi = 0;
-    for (std::size_t c = 0; c < in; ++c) {
-      s[c] = std::max(std::pow(magnitude[c], alpha), kMinScale);
-      lo = std::min(lo, s[c]);
-      hi = std::max(hi, s[c]);
-    }
-    // Normalised so the scales straddle 1 (the paper's s / sqrt(max · min)).
-    const double norm = std::sqrt(lo * hi);
-    for (double& v : s) v /= norm;
+  // Grid points are independent: one task each, so the cores share the search.
+  std::vector<Scratch> scratch(thread_count(pool));
+  std::vector<double> errors(kGridPoints);
+  run_tasks(pool, kGridPoints, [&](std::size_t step, std::size_t thread) {
+    const std::vector<double> s = scales_for(magnitude, static_cast<double>(step) / kGridPoints);
     double error = 0;
-    for (const AwqTarget& t : targets) error += output_error(t, in, s, stats, hessian, scaled, w_hat);
-    if (error < best_error) {
-      best_error = error;
-      best = s;
-    }
-  }
-  return best;
+    for (const AwqTarget& t : targets) error += output_error(t, in, s, basis, scratch[thread]);
+    errors[step] = error;
+  });
+  // The first least error, as a search in α order would keep it.
+  const auto best = std::min_element(errors.begin(), errors.end()) - errors.begin();
+  return scales_for(magnitude, static_cast<double>(best) / kGridPoints);
 }
 
 void scale_input_channels(std::span<const AwqTarget> targets, std::size_t in, std::span<const double> s) {

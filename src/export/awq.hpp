@@ -27,8 +27,10 @@ struct AwqTarget {
 };
 
 // The per-input-channel scales s [in] (all 1 when no α beats round to nearest or no rows were
-// sampled). Does not change the targets.
-std::vector<double> search_awq_scales(std::span<const AwqTarget> targets, std::size_t in, const InputStatistics& stats);
+// sampled). Does not change the targets. `pool` (may be null) shares the grid between cores; the
+// result does not depend on it.
+std::vector<double> search_awq_scales(std::span<const AwqTarget> targets, std::size_t in, const InputStatistics& stats,
+                                      ThreadPool* pool = nullptr);
 
 // w[:, c] *= s[c] for every target.
 void scale_input_channels(std::span<const AwqTarget> targets, std::size_t in, std::span<const double> s);

@@ -49,7 +49,7 @@ std::map<std::string, std::shared_ptr<InputStatistics>> collect_statistics(
     const ir::ModelConfig& config, std::shared_ptr<const ir::TensorSource> source, const CalibrationData& data,
     const std::map<std::string, StatisticsConfig>& watched, const CalibrationRun& run) {
   std::unique_ptr<models::Ops> backend = run.backend ? run.backend() : std::make_unique<models::ReferenceOps>();
-  auto recording = std::make_unique<RecordingOps>(std::move(backend), watched);
+  auto recording = std::make_unique<RecordingOps>(std::move(backend), watched, run.pool);
   RecordingOps* recorder = recording.get();
   std::int64_t longest = 0;
   for (const auto& s : data.samples) longest = std::max(longest, static_cast<std::int64_t>(s.size()));

@@ -48,6 +48,7 @@ struct CalibrationRun {
   // (--all-layers); otherwise it is skipped, saving the largest matrix of the model.
   bool run_head = false;
   const std::atomic<bool>* cancel = nullptr;
+  ThreadPool* pool = nullptr;         // shares the statistics' work between cores (null: one)
 };
 
 // Runs the model over every sample, recording the inputs of `watched` weights. Returns

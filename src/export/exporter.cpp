@@ -14,6 +14,7 @@
 #include "ir/ir_writer.hpp"
 #include "ir/manifest.hpp"
 #include "models/tensor_specs.hpp"
+#include "runtime/thread_pool.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/file_io.hpp"
@@ -110,6 +111,8 @@ class Exporter {
   std::map<std::string, std::shared_ptr<InputStatistics>> statistics_;
   std::unique_ptr<ProgressBar> progress_;
   Json tensor_records_ = Json::object();
+  // Calibration statistics and AWQ's search share the cores while the backend's own pool waits.
+  ThreadPool pool_{ThreadPoolOptions{.num_threads = 0, .pin_threads = false, .spin_us = 20}};
 };
 
 void Exporter::calibrate() {
@@ -125,6 +128,7 @@ void Exporter::calibrate() {
   CalibrationRun run;
   run.backend = backend_;
   run.cancel = options_.cancel;
+  run.pool = &pool_;
   run.run_head = std::any_of(watched.begin(), watched.end(), [](const auto& w) { return w.first == "lm_head.weight"; });
   run.on_sample = [this](std::int64_t done, std::int64_t total) {
     progress_->update(done, fmt::format("calibrating: sample {}/{}", done, total));
@@ -167,11 +171,18 @@ ExportResult Exporter::run() {
   const auto num_tensors = static_cast<std::int64_t>(plan_.size());
   progress_ = std::make_unique<ProgressBar>(num_tensors + recipe_.num_samples, options_.show_progress);
   StagingDirectory staging(options_.out_dir);  // fails early when OUT_DIR exists
+  Stopwatch phase;
+  const auto end_phase = [&](const char* name) {
+    result.phase_seconds[name] = phase.elapsed_ms() / 1000.0;
+    phase.restart();
+  };
   if (recipe_.needs_calibration()) calibrate();
+  end_phase("calibration");
   if (recipe_.ratio < 1.0) plan_ = plan_tensors(config, *checkpoint_, recipe_, sensitivity_scores());
+  end_phase("sensitivity");
 
   ir::IrWriter writer(staging.path());
-  LayerCompressor compressor(*checkpoint_, recipe_, statistics_, writer);
+  LayerCompressor compressor(*checkpoint_, recipe_, statistics_, writer, &pool_);
   for (std::size_t i = 0; i < plan_.size(); ++i) {
     check_cancel();
     const TensorPlan& p = plan_[i];
@@ -184,8 +195,10 @@ ExportResult Exporter::run() {
   for (const char* name : kCopiedFiles) {
     if (fs::exists(options_.model_dir / name)) fs::copy_file(options_.model_dir / name, staging.path() / name);
   }
+  end_phase("compression");
   const std::string bin_sha = writer.finish(config, "kiln " + options_.kiln_version);
   result.model_bin_bytes = fs::file_size(staging.path() / ir::kIrModelBin);
+  end_phase("finish");
   result.seconds = clock.elapsed_ms() / 1000.0;
   result.peak_rss_bytes = peak_rss_bytes();
   check_cancel();
@@ -215,6 +228,7 @@ Json Exporter::manifest_body(const ExportResult& result, double seconds) const {
           {"num_parameters", result.num_parameters},
           {"tensors", tensor_records_},
           {"duration_s", seconds},
+          {"phase_seconds", result.phase_seconds},
           {"peak_rss_bytes", result.peak_rss_bytes}};
 }
 

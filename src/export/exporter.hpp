@@ -22,6 +22,7 @@ struct ExportResult {
   std::uint64_t model_bin_bytes = 0;
   std::map<std::string, std::int64_t> tensors_by_scheme;  // "int4_sym" → count
   double seconds = 0;
+  std::map<std::string, double> phase_seconds;  // "calibration", "sensitivity", "compression", "finish"
   std::int64_t peak_rss_bytes = 0;
 };
 

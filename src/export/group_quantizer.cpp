@@ -14,8 +14,33 @@ std::optional<float> stored_scale(float scale) {
   return rounded;
 }
 
+namespace {
+
+// nearbyint without a libm call (the baseline build has no SSE4.1 round), so the loops below
+// vectorise: adding 1.5·2²³ leaves only integers representable, rounded to even as nearbyint
+// does. Exact for |v| <= 2²², which the callers' clamp to the code range guarantees.
+inline float round_half_even(float v) {
+  constexpr float kMagic = 12582912.0f;
+  return (v + kMagic) - kMagic;
+}
+
+}  // namespace
+
 void fake_quantize(WeightScheme scheme, std::span<const float> w, QuantParams params, std::span<float> out,
                    std::span<int> codes) {
+  if (scheme != WeightScheme::kNf4) {
+    // quantize_value's arithmetic, inlined: clamping to one step beyond the code range before
+    // rounding gives the same codes (rounding is monotonic) and keeps v small for the rounding.
+    const float zero = static_cast<float>(params.zero_point);
+    const float lo = static_cast<float>(min_code(scheme)), hi = static_cast<float>(max_code(scheme));
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      const float v = std::min(std::max(w[i] / params.scale + zero, lo - 1.0f), hi + 1.0f);
+      const float code = std::min(std::max(round_half_even(v), lo), hi);
+      out[i] = (code - zero) * params.scale;
+      if (!codes.empty()) codes[i] = static_cast<int>(code);
+    }
+    return;
+  }
   for (std::size_t i = 0; i < w.size(); ++i) {
     const int code = quantize_value(scheme, w[i], params);
     out[i] = dequantize_value(scheme, code, params);

@@ -13,8 +13,8 @@ namespace kiln::exporter {
 
 LayerCompressor::LayerCompressor(const ir::TensorSource& source, const ExportRecipe& recipe,
                                  const std::map<std::string, std::shared_ptr<InputStatistics>>& statistics,
-                                 ir::IrWriter& writer)
-    : source_(source), recipe_(recipe), statistics_(statistics), writer_(writer) {}
+                                 ir::IrWriter& writer, ThreadPool* pool)
+    : source_(source), recipe_(recipe), statistics_(statistics), writer_(writer), pool_(pool) {}
 
 InputStatistics* LayerCompressor::statistics(const std::string& name) const {
   auto it = statistics_.find(name);
@@ -45,7 +45,7 @@ void LayerCompressor::apply_awq_pair(const std::map<std::string, const TensorPla
     const TensorPlan& p = *by_name.at(t);
     awq_targets.push_back({f32(t), static_cast<std::size_t>(p.spec.shape[0]), p.scheme, static_cast<std::size_t>(p.group_size)});
   }
-  const std::vector<double> s = search_awq_scales(awq_targets, in, *stats);
+  const std::vector<double> s = search_awq_scales(awq_targets, in, *stats, pool_);
   if (std::all_of(s.begin(), s.end(), [](double v) { return v == 1.0; })) return;
   scale_input_channels(awq_targets, in, s);
   // The producer of the input is divided by s: a norm gain, or the rows (and bias) of a matrix.

@@ -21,7 +21,8 @@ namespace kiln::exporter {
 class LayerCompressor {
  public:
   LayerCompressor(const ir::TensorSource& source, const ExportRecipe& recipe,
-                  const std::map<std::string, std::shared_ptr<InputStatistics>>& statistics, ir::IrWriter& writer);
+                  const std::map<std::string, std::shared_ptr<InputStatistics>>& statistics, ir::IrWriter& writer,
+                  ThreadPool* pool = nullptr);
 
   // Writes plan[index] (tensors must come in plan order); returns e.g. "rtn", "awq+gptq".
   std::string write(const std::vector<TensorPlan>& plan, std::size_t index);
@@ -37,6 +38,7 @@ class LayerCompressor {
   const ExportRecipe& recipe_;
   const std::map<std::string, std::shared_ptr<InputStatistics>>& statistics_;
   ir::IrWriter& writer_;
+  ThreadPool* pool_;  // AWQ's search (may be null)
   std::int64_t prepared_layer_ = -1;
   std::map<std::string, std::vector<float>> f32_;  // this layer's tensors changed by AWQ, [out, in]
   std::map<std::string, std::string> awq_applied_;  // tensor → "awq" when scaled

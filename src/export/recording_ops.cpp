@@ -24,8 +24,9 @@ const models::Weight* inner_of(const models::Weight* w) { return w ? &named(*w).
 
 }  // namespace
 
-RecordingOps::RecordingOps(std::unique_ptr<models::Ops> inner, std::map<std::string, StatisticsConfig> watched)
-    : inner_(std::move(inner)), watched_(std::move(watched)) {}
+RecordingOps::RecordingOps(std::unique_ptr<models::Ops> inner, std::map<std::string, StatisticsConfig> watched,
+                           ThreadPool* pool)
+    : inner_(std::move(inner)), watched_(std::move(watched)), pool_(pool) {}
 
 void RecordingOps::begin_sample() { open_.clear(); }
 
@@ -71,7 +72,7 @@ void RecordingOps::linear(const float* x, std::int64_t rows, std::span<const mod
   }
   if (shared) {
     if (open_.insert(shared.get()).second) shared->begin_sample();
-    shared->add_rows(x, rows);
+    shared->add_rows(x, rows, pool_);
   }
   inner_targets_.assign(targets.begin(), targets.end());
   for (models::LinearTarget& t : inner_targets_) {

@@ -16,8 +16,10 @@ namespace kiln::exporter {
 
 class RecordingOps final : public models::Ops {
  public:
-  // `watched`: weight names to record, each with the statistics it needs.
-  RecordingOps(std::unique_ptr<models::Ops> inner, std::map<std::string, StatisticsConfig> watched);
+  // `watched`: weight names to record, each with the statistics it needs; `pool` (may be null)
+  // shares the statistics' products between the cores while the backend waits.
+  RecordingOps(std::unique_ptr<models::Ops> inner, std::map<std::string, StatisticsConfig> watched,
+               ThreadPool* pool = nullptr);
 
   // Calibration marks sample boundaries (per-sample statistics such as token variance).
   void begin_sample();
@@ -54,6 +56,7 @@ class RecordingOps final : public models::Ops {
  private:
   std::unique_ptr<models::Ops> inner_;
   std::map<std::string, StatisticsConfig> watched_;
+  ThreadPool* pool_;
   std::map<std::string, std::shared_ptr<InputStatistics>> by_weight_;
   std::set<InputStatistics*> open_;  // inputs seen in the current sample
   std::vector<models::LinearTarget> inner_targets_;

@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "export/float_products.hpp"
 #include "export/group_quantizer.hpp"
 #include "util/error.hpp"
 
@@ -16,13 +17,15 @@ constexpr int kInitialSteps = 5;
 constexpr int kScaleSteps = 5;
 constexpr float kScaleStepFactor = 0.05f;
 
-// lᵀ H l for a symmetric H [n, n] f32 row-major: the diagonal plus twice the upper triangle.
-double quadratic_form(const float* h, const float* l, std::size_t n) {
+// v·H [n] for H [n, n] row-major (H symmetric, so also H v) into out, summed in f32 with the
+// export's product kernel; then Σ v_i (vH)_i in f64.
+double quadratic_form(const float* h, const float* v, std::size_t n, std::vector<float>& vh) {
+  vh.assign(n, 0.0f);
+  accumulate_product({.a = v, .a_row_stride = n, .a_k_stride = 1, .b = h, .ldb = n, .c = vh.data(), .ldc = n,
+                      .m = 1, .n = n, .k = n},
+                     product_isa());
   double total = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const float* row = h + i * n;
-    total += static_cast<double>(l[i]) * (row[i] * l[i] + 2.0f * dot_lanes(row, l, i + 1, n));
-  }
+  for (std::size_t i = 0; i < n; ++i) total += static_cast<double>(v[i]) * vh[i];
   return total;
 }
 
@@ -33,12 +36,8 @@ double quadratic_form(const float* h, const float* l, std::size_t n) {
 class GroupSearch {
  public:
   GroupSearch(WeightScheme scheme, std::span<const float> w, const float* hessian, QuantParams start)
-      : scheme_(scheme), w_(w), h_(hessian), hw_(w.size()), w_hat_(w.size()), codes_(w.size()), level_(w.size()), best_(start) {
-    const std::size_t n = w.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      hw_[i] = dot_lanes(h_ + i * n, w_.data(), 0, n);
-      whw_ += static_cast<double>(w_[i]) * hw_[i];
-    }
+      : scheme_(scheme), w_(w), h_(hessian), w_hat_(w.size()), codes_(w.size()), level_(w.size()), best_(start) {
+    whw_ = quadratic_form(h_, w_.data(), w.size(), hw_);
     const Candidate c = evaluate(start);
     best_error_ = c.error;
     start_ideal_ = c.ideal_scale;
@@ -78,9 +77,9 @@ class GroupSearch {
     double lhw = 0;
     for (std::size_t i = 0; i < n; ++i) {
       level_[i] = unscaled_level(scheme_, codes_[i], p.zero_point);
-      lhw += level_[i] * hw_[i];
+      lhw += static_cast<double>(level_[i]) * hw_[i];
     }
-    const double lhl = quadratic_form(h_, level_.data(), n);
+    const double lhl = quadratic_form(h_, level_.data(), n, lh_);
     Candidate c;
     c.error = whw_ - 2.0 * p.scale * lhw + static_cast<double>(p.scale) * p.scale * lhl;
     if (lhl > 0.0) c.ideal_scale = static_cast<float>(lhw / lhl);
@@ -90,7 +89,8 @@ class GroupSearch {
   WeightScheme scheme_;
   std::span<const float> w_;
   const float* h_;
-  std::vector<double> hw_;  // [n] H w
+  std::vector<float> hw_;  // [n] H w
+  std::vector<float> lh_;  // [n] scratch: H l
   double whw_ = 0;
   std::vector<float> w_hat_;
   std::vector<int> codes_;
