@@ -37,6 +37,9 @@ void print_stats(const PerfMetrics& m) {
   row("input tokens", m.get_num_input_tokens(), "");
   row("computed prompt tokens", m.get_num_prefilled_tokens(), "(the rest reused from the KV cache)");
   row("generated tokens", m.get_num_generated_tokens(), "");
+  if (!m.raw.num_draft_prefilled_tokens.empty()) {
+    row("draft prompt tokens", m.get_num_draft_prefilled_tokens(), "(computed by the draft; the rest reused or skipped)");
+  }
   if (m.raw.num_proposed_tokens > 0) row("draft acceptance", m.get_acceptance_rate(), "");
 }
 

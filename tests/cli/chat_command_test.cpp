@@ -3,7 +3,8 @@
 // it; commands change the conversation as documented (/stats reports the turns, /system and
 // /reset clear the history, a bad turn reports an error and the chat goes on); Ctrl-C at the
 // prompt does not end the program, and Ctrl-C during an answer ends only that answer; --system
-// is the /system command given before the first turn.
+// is the /system command given before the first turn; with a draft model both KV caches carry
+// over between turns.
 #include <gtest/gtest.h>
 
 #include "cli/interactive_kiln.hpp"
@@ -57,6 +58,26 @@ TEST(ChatCommand, SecondTurnReusesTheKvCache) {
   };
   EXPECT_NE(chat.err.find("turns 2"), std::string::npos) << chat.err;
   EXPECT_LT(value("computed prompt tokens"), value("input tokens"));
+}
+
+TEST(ChatCommand, WithADraftTheSecondTurnReusesBothKvCaches) {
+  // Oracle: the answers are those of the chat without the draft (speculation is exact), and the
+  // draft's cache carries over like the main model's: over the two turns it computed no more
+  // prompt tokens than the main model did (beside the one it may lag), below the input tokens.
+  const std::string draft = (testing::test_data_dir() / "genai" / "llama3_tiny_draft").string();
+  const std::string turns = "Hello world\nHello again\n/stats\n";
+  const auto plain = run_kiln({"chat", "-m", model(), "-n", "6", "--temperature", "0"}, turns);
+  const auto chat = run_kiln({"chat", "-m", model(), "-n", "6", "--temperature", "0", "--draft", draft,
+                              "--num-assistant-tokens", "3", "--no-adaptive-draft"}, turns);
+  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  EXPECT_EQ(chat.out, plain.out);
+  const auto value = [&](const std::string& row) {
+    const std::size_t at = chat.err.find(row);
+    EXPECT_NE(at, std::string::npos) << chat.err;
+    return at == std::string::npos ? 0.0 : std::stod(chat.err.substr(at + row.size()));
+  };
+  EXPECT_LT(value("draft prompt tokens"), value("input tokens"));
+  EXPECT_LE(value("draft prompt tokens"), value("computed prompt tokens") + 1);
 }
 
 TEST(ChatCommand, AnErrorEndsTheTurnNotTheChat) {
