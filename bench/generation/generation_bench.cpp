@@ -164,13 +164,15 @@ void speculative_table(const std::string& model, const std::string& draft, std::
 
 // Speculation in a chat: each turn's decode speed with the adaptive draft over plain decoding
 // of the same conversation (two chat sessions side by side, the same greedy answers), and the
-// prompt tokens the draft computed (its KV cache carries over between turns like the main one's).
+// prompt tokens the draft computed (its KV cache carries over between turns like the main one's),
+// also for a third session that always speculates (where the draft does compute).
 void chat_speculative_table(const std::string& model, const std::string& draft, int turns, int repeats) {
   const std::vector<std::string> messages{"What does mmap do?", "And munmap?", "Which header declares them?",
                                           "What is MAP_PRIVATE?", "How do I map a file read-only?"};
-  PipelineProperties props;
-  props.draft = draft_model(draft);
-  LLMPipeline plain(model), adaptive(model, "CPU", props);
+  PipelineProperties props, fixed_props;
+  props.draft = fixed_props.draft = draft_model(draft);
+  fixed_props.adaptive_speculation = false;
+  LLMPipeline plain(model), adaptive(model, "CPU", props), fixed(model, "CPU", fixed_props);
   GenerationConfig c = plain.get_generation_config();
   c.do_sample = false;
   c.max_new_tokens = 64;
@@ -179,17 +181,23 @@ void chat_speculative_table(const std::string& model, const std::string& draft, 
   with_draft.num_assistant_tokens = 5;
   const auto n = static_cast<std::size_t>(turns);
   std::vector<std::vector<double>> plain_speed(n), draft_speed(n), ratio(n);
-  std::vector<double> draft_prefilled(n);
+  std::vector<std::vector<double>> fixed_ratio(n);
+  std::vector<double> draft_prefilled(n), fixed_draft_prefilled(n), fixed_prefilled(n);
   std::vector<double> history(n);
   bool same = true;
   for (int rep = 0; rep < repeats; ++rep) {
     plain.start_chat();
     adaptive.start_chat();
+    fixed.start_chat();
     for (std::size_t t = 0; t < n; ++t) {
       const std::string& m = messages[t % messages.size()];
       const DecodedResults a = plain.generate(m, c);
       const DecodedResults b = adaptive.generate(m, with_draft);
-      same = same && a.tokens == b.tokens;
+      const DecodedResults f = fixed.generate(m, with_draft);
+      same = same && a.tokens == b.tokens && a.tokens == f.tokens;
+      fixed_ratio[t].push_back(decode_tokens_per_s(f.perf_metrics) / decode_tokens_per_s(a.perf_metrics));
+      fixed_draft_prefilled[t] = f.perf_metrics.get_num_draft_prefilled_tokens().mean;
+      fixed_prefilled[t] = f.perf_metrics.get_num_prefilled_tokens().mean;
       plain_speed[t].push_back(decode_tokens_per_s(a.perf_metrics));
       draft_speed[t].push_back(decode_tokens_per_s(b.perf_metrics));
       ratio[t].push_back(draft_speed[t].back() / plain_speed[t].back());
@@ -198,12 +206,15 @@ void chat_speculative_table(const std::string& model, const std::string& draft, 
     }
     plain.finish_chat();
     adaptive.finish_chat();
+    fixed.finish_chat();
   }
-  fmt::print("| turn | prompt tokens | plain tokens/s | adaptive draft tokens/s | speedup | draft prompt tokens computed |\n"
-             "|---:|---:|---:|---:|---:|---:|\n");
+  fmt::print("| turn | prompt tokens | plain tokens/s | adaptive draft tokens/s | speedup | draft prompt tokens computed | "
+             "fixed k=5: speedup | fixed k=5: prompt tokens computed, main / draft |\n"
+             "|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (std::size_t t = 0; t < n; ++t) {
-    fmt::print("| {} | {:.0f} | {:.1f} | {:.1f} | {:.2f}x | {:.0f} |\n", t + 1, history[t], median(plain_speed[t]),
-               median(draft_speed[t]), median(ratio[t]), draft_prefilled[t]);
+    fmt::print("| {} | {:.0f} | {:.1f} | {:.1f} | {:.2f}x | {:.0f} | {:.2f}x | {:.0f} / {:.0f} |\n", t + 1, history[t],
+               median(plain_speed[t]), median(draft_speed[t]), median(ratio[t]), draft_prefilled[t],
+               median(fixed_ratio[t]), fixed_prefilled[t], fixed_draft_prefilled[t]);
   }
   fmt::print("\nsame answers as plain decoding: {}\n", same ? "yes" : "NO");
 }
