@@ -4,6 +4,7 @@
 // only the tables the model needs.
 #include "tokenizer/tokenizer_json_reader.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace kiln::tok {
@@ -103,8 +104,9 @@ class TokenizerJsonHandler {
       out_.bpe.has_vocab = true;
       out_.bpe.vocab = VocabTable();
       // A vocabulary entry ("token": id,) takes ~20 bytes and the merges about as much again:
-      // reserving for half the file skips the early rehashes without a large overshoot.
-      out_.bpe.vocab.reserve(file_bytes_ / 40);
+      // reserving for half the file skips the early rehashes without a large overshoot. Capped
+      // at 1M entries (above the largest real vocabularies) so a huge file reserves nothing silly.
+      out_.bpe.vocab.reserve(std::min<std::size_t>(file_bytes_ / 40, std::size_t{1} << 20));
     } else {
       out_.bpe.has_merges = true;
       out_.bpe.merges = MergeList();
