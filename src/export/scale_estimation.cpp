@@ -17,88 +17,162 @@ constexpr int kInitialSteps = 5;
 constexpr int kScaleSteps = 5;
 constexpr float kScaleStepFactor = 0.05f;
 
-// v·H [n] for H [n, n] row-major (H symmetric, so also H v) into out, summed in f32 with the
-// export's product kernel; then Σ v_i (vH)_i in f64.
-double quadratic_form(const float* h, const float* v, std::size_t n, std::vector<float>& vh) {
-  vh.assign(n, 0.0f);
-  accumulate_product({.a = v, .a_row_stride = n, .a_k_stride = 1, .b = h, .ldb = n, .c = vh.data(), .ldc = n,
-                      .m = 1, .n = n, .k = n},
-                     product_isa());
-  double total = 0;
-  for (std::size_t i = 0; i < n; ++i) total += static_cast<double>(v[i]) * vh[i];
-  return total;
+constexpr std::size_t kPanelRows = 32;  // rows searched in lockstep per task
+
+struct Candidate {
+  double error = 0;
+  std::optional<float> ideal_scale;  // the least-squares scale for these codes
+};
+
+// `scale` rounded to f16 with zero point `zero_point`; nullopt when not representable.
+std::optional<QuantParams> params_for(float scale, int zero_point) {
+  const std::optional<float> stored = stored_scale(scale);
+  if (!stored) return std::nullopt;
+  return QuantParams{*stored, zero_point};
 }
 
-// NOTE: with ŵ = s·l (l the unscaled levels of the codes) the error expands to
-//   E(s, l) = wᵀHw − 2 s lᵀHw + s² lᵀHl,
-// and for fixed codes the best scale is s* = lᵀHw / lᵀHl. Hw and wᵀHw are fixed per group, so
-// each candidate costs one quadratic form lᵀHl instead of several O(n²) passes.
-class GroupSearch {
+// One row's search as the sequence of candidates NNCF's loops visit: the start; up to
+// kInitialSteps ideal scales of the current codes (stopping when one repeats or cannot be
+// stored); then each shrunken scale followed by the ideal scale of its codes. Each candidate
+// depends on the previous one's result, so rows advance in lockstep (search_rows).
+class RowSearch {
  public:
-  GroupSearch(WeightScheme scheme, std::span<const float> w, const float* hessian, QuantParams start)
-      : scheme_(scheme), w_(w), h_(hessian), w_hat_(w.size()), codes_(w.size()), level_(w.size()), best_(start) {
-    whw_ = quadratic_form(h_, w_.data(), w.size(), hw_);
-    const Candidate c = evaluate(start);
-    best_error_ = c.error;
-    start_ideal_ = c.ideal_scale;
+  explicit RowSearch(QuantParams start) : start_(start), best_(start) {}
+
+  // The next candidate to evaluate, or nullopt when the search is over.
+  std::optional<QuantParams> propose() {
+    for (;;) {
+      switch (phase_) {
+        case Phase::kStart: return start_;
+        case Phase::kIdeal:
+          if (step_ < kInitialSteps && ideal_) {
+            const std::optional<QuantParams> next = params_for(*ideal_, start_.zero_point);
+            if (next && next->scale != current_) {
+              current_ = next->scale;
+              return next;
+            }
+          }
+          phase_ = Phase::kShrink;
+          step_ = 1;
+          continue;
+        case Phase::kShrink: {
+          if (step_ > kScaleSteps) {
+            phase_ = Phase::kDone;
+            continue;
+          }
+          const std::optional<QuantParams> shrunk =
+              params_for(start_.scale * (1.0f - kScaleStepFactor * float(step_)), start_.zero_point);
+          if (shrunk) return shrunk;
+          ++step_;
+          continue;
+        }
+        case Phase::kShrinkIdeal: return pending_;
+        case Phase::kDone: return std::nullopt;
+      }
+    }
   }
 
-  // The ideal scale of the start's codes (computed with it).
-  std::optional<float> start_ideal() const { return start_ideal_; }
-
-  struct Candidate {
-    double error = 0;
-    std::optional<float> ideal_scale;  // the least-squares scale for these codes
-  };
-
-  // Quantises with `p` and scores it; keeps it when it beats the best so far.
-  Candidate consider(QuantParams p) {
-    const Candidate c = evaluate(p);
-    if (c.error < best_error_) {
+  // The result of the candidate propose() returned.
+  void accept(QuantParams p, const Candidate& c) {
+    if (phase_ == Phase::kStart || c.error < best_error_) {
       best_error_ = c.error;
       best_ = p;
     }
-    return c;
-  }
-
-  // `scale` rounded to f16, with the start's zero point; nullopt when not representable.
-  std::optional<QuantParams> params_for(float scale) const {
-    const std::optional<float> stored = stored_scale(scale);
-    if (!stored) return std::nullopt;
-    return QuantParams{*stored, best_.zero_point};
+    switch (phase_) {
+      case Phase::kStart:
+        ideal_ = c.ideal_scale;
+        current_ = start_.scale;
+        phase_ = Phase::kIdeal;
+        step_ = 0;
+        break;
+      case Phase::kIdeal:
+        ideal_ = c.ideal_scale;
+        ++step_;
+        break;
+      case Phase::kShrink:
+        ++step_;
+        if (c.ideal_scale) {
+          if (const std::optional<QuantParams> ideal = params_for(*c.ideal_scale, start_.zero_point)) {
+            pending_ = *ideal;
+            phase_ = Phase::kShrinkIdeal;
+          }
+        }
+        break;
+      case Phase::kShrinkIdeal: phase_ = Phase::kShrink; break;
+      case Phase::kDone: break;
+    }
   }
 
   QuantParams best() const { return best_; }
 
  private:
-  Candidate evaluate(QuantParams p) {
-    fake_quantize(scheme_, w_, p, w_hat_, codes_);
-    const std::size_t n = w_.size();
-    double lhw = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      level_[i] = unscaled_level(scheme_, codes_[i], p.zero_point);
-      lhw += static_cast<double>(level_[i]) * hw_[i];
-    }
-    const double lhl = quadratic_form(h_, level_.data(), n, lh_);
-    Candidate c;
-    c.error = whw_ - 2.0 * p.scale * lhw + static_cast<double>(p.scale) * p.scale * lhl;
-    if (lhl > 0.0) c.ideal_scale = static_cast<float>(lhw / lhl);
-    return c;
-  }
-
-  WeightScheme scheme_;
-  std::span<const float> w_;
-  const float* h_;
-  std::vector<float> hw_;  // [n] H w
-  std::vector<float> lh_;  // [n] scratch: H l
-  double whw_ = 0;
-  std::vector<float> w_hat_;
-  std::vector<int> codes_;
-  std::vector<float> level_;
-  QuantParams best_;
+  enum class Phase : std::uint8_t { kStart, kIdeal, kShrink, kShrinkIdeal, kDone };
+  QuantParams start_, best_, pending_{};
   double best_error_ = 0;
-  std::optional<float> start_ideal_;
+  Phase phase_ = Phase::kStart;
+  int step_ = 0;
+  float current_ = 0;
+  std::optional<float> ideal_;
 };
+
+// NOTE: with ŵ = s·l (l the unscaled levels of the codes) a row's error expands to
+//   E(s, l) = wᵀHw − 2 s lᵀHw + s² lᵀHl,
+// and for fixed codes the best scale is s* = lᵀHw / lᵀHl. Hw and wᵀHw are fixed per row, so each
+// candidate costs one l·H, and the rows' l·H of one round are one m-row product with the
+// shared H (8-row AVX-512 tiles instead of one-row ones; each element is the same FMA chain).
+// w: m rows of n weights, ld apart; params: in, each row's start (round to nearest); out, its best.
+void search_rows(WeightScheme scheme, const float* w, std::size_t ld, std::size_t m, std::size_t n, const float* h,
+                 std::span<QuantParams> params) {
+  const Isa isa = product_isa();
+  std::vector<float> hw(m * n, 0.0f);  // [m, n] w·H per row
+  accumulate_product({.a = w, .a_row_stride = ld, .a_k_stride = 1, .b = h, .ldb = n, .c = hw.data(), .ldc = n,
+                      .m = m, .n = n, .k = n},
+                     isa);
+  std::vector<double> whw(m, 0.0);
+  std::vector<RowSearch> rows;
+  for (std::size_t r = 0; r < m; ++r) {
+    for (std::size_t i = 0; i < n; ++i) whw[r] += static_cast<double>(w[r * ld + i]) * hw[r * n + i];
+    rows.emplace_back(params[r]);
+  }
+  std::vector<float> levels(m * n), lh(m * n), w_hat(n);  // [m, n] each
+  std::vector<int> codes(n);
+  std::vector<double> lhw(m);
+  std::vector<std::optional<QuantParams>> proposal(m);
+  for (;;) {
+    bool any = false;
+    for (std::size_t r = 0; r < m; ++r) {
+      proposal[r] = rows[r].propose();
+      float* level = levels.data() + r * n;
+      lhw[r] = 0;
+      if (!proposal[r]) {
+        std::fill(level, level + n, 0.0f);
+        continue;
+      }
+      any = true;
+      fake_quantize(scheme, {w + r * ld, n}, *proposal[r], w_hat, codes);
+      for (std::size_t i = 0; i < n; ++i) {
+        level[i] = unscaled_level(scheme, codes[i], proposal[r]->zero_point);
+        lhw[r] += static_cast<double>(level[i]) * hw[r * n + i];
+      }
+    }
+    if (!any) break;
+    std::fill(lh.begin(), lh.end(), 0.0f);
+    accumulate_product({.a = levels.data(), .a_row_stride = n, .a_k_stride = 1, .b = h, .ldb = n, .c = lh.data(),
+                        .ldc = n, .m = m, .n = n, .k = n},
+                       isa);
+    for (std::size_t r = 0; r < m; ++r) {
+      if (!proposal[r]) continue;
+      double lhl = 0;
+      for (std::size_t i = 0; i < n; ++i) lhl += static_cast<double>(levels[r * n + i]) * lh[r * n + i];
+      const double s = proposal[r]->scale;
+      Candidate c;
+      c.error = whw[r] - 2.0 * s * lhw[r] + s * s * lhl;
+      if (lhl > 0.0) c.ideal_scale = static_cast<float>(lhw[r] / lhl);
+      rows[r].accept(*proposal[r], c);
+    }
+  }
+  for (std::size_t r = 0; r < m; ++r) params[r] = rows[r].best();
+}
 
 }  // namespace
 
@@ -109,25 +183,9 @@ std::vector<float> hessian_block_f32(const InputStatistics& stats, std::size_t f
 
 QuantParams estimate_group_params(WeightScheme scheme, std::span<const float> w, const float* hessian,
                                   QuantParams start) {
-  GroupSearch search(scheme, w, hessian, start);
-  // Ideal-scale steps from the start; the codes settle after a step or two.
-  std::optional<float> ideal = search.start_ideal();
-  float current = start.scale;
-  for (int step = 0; step < kInitialSteps && ideal; ++step) {
-    const std::optional<QuantParams> next = search.params_for(*ideal);
-    if (!next || next->scale == current) break;
-    current = next->scale;
-    ideal = search.consider(*next).ideal_scale;
-  }
-  // Shrunken scales, each followed by the ideal scale of the codes it gives.
-  for (int step = 1; step <= kScaleSteps; ++step) {
-    const std::optional<QuantParams> shrunk = search.params_for(start.scale * (1.0f - kScaleStepFactor * float(step)));
-    if (!shrunk) continue;
-    const GroupSearch::Candidate c = search.consider(*shrunk);
-    if (!c.ideal_scale) continue;
-    if (const std::optional<QuantParams> ideal = search.params_for(*c.ideal_scale)) search.consider(*ideal);
-  }
-  return search.best();
+  QuantParams params = start;
+  search_rows(scheme, w.data(), w.size(), 1, w.size(), hessian, {&params, 1});
+  return params;
 }
 
 QuantizedMatrix quantize_with_scale_estimation(std::span<const float> w, std::size_t out, std::size_t in,
@@ -137,21 +195,23 @@ QuantizedMatrix quantize_with_scale_estimation(std::span<const float> w, std::si
     fail(ErrorKind::kInternal, "scale estimation of '{}': no input statistics of width {}", name, in);
   }
   QuantizedMatrix m(scheme, out, in, group_size);
-  // Rows are independent: split them over the cores. Each row's result does not depend on the
-  // split, so the output is the same bytes for any thread count.
+  // Rows are independent: panels of them are split over the cores. Each row's result does not
+  // depend on the split or its panel, so the output is the same bytes for any thread count.
   const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
   for (std::size_t first = 0, g = 0; first < in; first += group_size, ++g) {
     const std::size_t n = std::min(group_size, in - first);
     const std::vector<float> h = hessian_block_f32(stats, first, group_size);  // [n, n]
-    std::vector<QuantParams> params(out);
+    std::vector<QuantParams> params(out);  // [out] round to nearest's, then the best found
+    for (std::size_t r = 0; r < out; ++r) params[r] = rtn_params(scheme, w.subspan(r * in + first, n));
+    const std::size_t panels = (out + kPanelRows - 1) / kPanelRows;
     const auto work = [&](std::size_t t) {
-      for (std::size_t r = t; r < out; r += threads) {
-        const std::span<const float> group = w.subspan(r * in + first, n);
-        params[r] = estimate_group_params(scheme, group, h.data(), rtn_params(scheme, group));
+      for (std::size_t panel = t; panel < panels; panel += threads) {
+        const std::size_t r0 = panel * kPanelRows, rows = std::min(kPanelRows, out - r0);
+        search_rows(scheme, w.data() + r0 * in + first, in, rows, n, h.data(), std::span(params).subspan(r0, rows));
       }
     };
     std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < threads && t < out; ++t) pool.emplace_back(work, t);
+    for (std::size_t t = 1; t < threads && t < panels; ++t) pool.emplace_back(work, t);
     work(0);
     for (std::thread& th : pool) th.join();
     // Codes are written here, single-threaded: 4-bit rows may share a byte.
