@@ -1,16 +1,8 @@
 #include "eval/log_softmax.hpp"
 
-#include <algorithm>
 #include <cmath>
 
 namespace kiln::eval {
-
-double log_sum_exp(std::span<const float> logits) {
-  const double max = *std::max_element(logits.begin(), logits.end());
-  double sum = 0.0;
-  for (const float x : logits) sum += std::exp(static_cast<double>(x) - max);
-  return max + std::log(sum);
-}
 
 void log_softmax(std::span<const float> logits, std::vector<double>& out) {
   const double lse = log_sum_exp(logits);

@@ -5,10 +5,12 @@
 #include <span>
 #include <vector>
 
+#include "kernels/elementwise/elementwise_kernels.hpp"
+
 namespace kiln::eval {
 
-// log Σ exp(x), shifted by max(x) so no term overflows.
-double log_sum_exp(std::span<const float> logits);
+// log Σ exp(x), shifted by max(x) so no term overflows (the vectorised kernel).
+using kernels::log_sum_exp;
 
 // out [vocab] = x - log_sum_exp(x).
 void log_softmax(std::span<const float> logits, std::vector<double>& out);

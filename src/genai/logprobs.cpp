@@ -1,19 +1,10 @@
 #include "genai/logprobs.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 #include <vector>
 
 namespace kiln::genai {
-
-double log_sum_exp(std::span<const float> logits) {
-  const float top = *std::max_element(logits.begin(), logits.end());
-  if (std::isinf(top)) return top;
-  double sum = 0.0;
-  for (float l : logits) sum += std::exp(double(l) - top);
-  return top + std::log(sum);
-}
 
 TokenLogprob token_logprob(std::span<const float> logits, std::int32_t token, std::int64_t top_n) {
   const double norm = log_sum_exp(logits);

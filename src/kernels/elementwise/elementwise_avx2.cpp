@@ -94,8 +94,56 @@ void rope(float* x, std::size_t heads, std::size_t head_dim, const float* cos, c
   }
 }
 
+float max_of(const float* x, long count) {
+  const __m256 lowest = _mm256_set1_ps(-__builtin_inff());
+  __m256 m0 = lowest, m1 = lowest;
+  long i = 0;
+  for (; i + 16 <= count; i += 16) {
+    m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
+    m1 = _mm256_max_ps(m1, _mm256_loadu_ps(x + i + 8));
+  }
+  for (; i < count; i += 8) {
+    const __m256i m = vm::first_lanes(count - i);
+    m0 = _mm256_max_ps(m0, _mm256_blendv_ps(lowest, _mm256_maskload_ps(x + i, m), _mm256_castsi256_ps(m)));
+  }
+  return vm::reduce_max(_mm256_max_ps(m0, m1));
+}
+
+// Σ exp(x − top) in f32 lanes over blocks of 1024 values, each block's sum added in double (as
+// in the AVX-512 twin).
+double sum_exp(const float* x, long count, float top) {
+  constexpr long kBlock = 1024;
+  const __m256 shift = _mm256_set1_ps(top);
+  double total = 0.0;
+  for (long start = 0; start < count; start += kBlock) {
+    const long end = start + kBlock < count ? start + kBlock : count;
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0;
+    long i = start;
+    for (; i + 16 <= end; i += 16) {
+      s0 = _mm256_add_ps(s0, vm::exp(_mm256_sub_ps(_mm256_loadu_ps(x + i), shift)));
+      s1 = _mm256_add_ps(s1, vm::exp(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), shift)));
+    }
+    for (; i < end; i += 8) {
+      const __m256i m = vm::first_lanes(end - i);
+      const __m256 e = vm::exp(_mm256_sub_ps(_mm256_maskload_ps(x + i, m), shift));
+      s0 = _mm256_add_ps(s0, _mm256_and_ps(e, _mm256_castsi256_ps(m)));
+    }
+    total += static_cast<double>(vm::reduce_add(_mm256_add_ps(s0, s1)));
+  }
+  return total;
+}
+
+double log_sum_exp(const float* x, std::size_t n) {
+  const long count = static_cast<long>(n);
+  const float top = max_of(x, count);
+  if (top == __builtin_inff() || top == -__builtin_inff()) return top;
+  return static_cast<double>(top) + __builtin_log(sum_exp(x, count, top));
+}
+
 }  // namespace
 
-ElementwiseKernels avx2_elementwise_kernels() { return {rms_norm, add_rms_norm, add, silu_mul, rope}; }
+ElementwiseKernels avx2_elementwise_kernels() {
+  return {rms_norm, add_rms_norm, add, silu_mul, rope, log_sum_exp};
+}
 
 }  // namespace kiln::kernels

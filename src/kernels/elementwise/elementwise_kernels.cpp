@@ -29,6 +29,10 @@ void rope_scalar(float* x, std::size_t heads, std::size_t head_dim, const float*
   ref::rope_rotate_half(x, 1, static_cast<std::int64_t>(heads), static_cast<std::int64_t>(head_dim), cos, sin);
 }
 
+double log_sum_exp_scalar(const float* x, std::size_t count) {
+  return ref::log_sum_exp(x, static_cast<std::int64_t>(count));
+}
+
 }  // namespace
 
 ElementwiseKernels find_elementwise_kernels(Isa isa) {
@@ -42,7 +46,12 @@ ElementwiseKernels find_elementwise_kernels(Isa isa) {
     case Isa::kAmx: return avx512_elementwise_kernels();
     case Isa::kScalar: break;
   }
-  return {rms_norm_scalar, add_rms_norm_scalar, add_scalar, silu_mul_scalar, rope_scalar};
+  return {rms_norm_scalar, add_rms_norm_scalar, add_scalar, silu_mul_scalar, rope_scalar, log_sum_exp_scalar};
+}
+
+double log_sum_exp(std::span<const float> x) {
+  static const ElementwiseKernels kernels = find_elementwise_kernels(detected_isa());
+  return kernels.log_sum_exp(x.data(), x.size());
 }
 
 }  // namespace kiln::kernels

@@ -1,11 +1,13 @@
 // The ISA-free interface of the element-wise kernels of a transformer layer, one row per call
 // (the runtime splits rows across threads): RMSNorm, the residual add fused into the RMSNorm
 // that follows it (one pass over the residual instead of two), SwiGLU's silu(gate)·up, the
-// rotate-half RoPE, and a plain add. Their scalar twins are kernels/reference/elementwise.hpp,
+// rotate-half RoPE, a plain add, and the log-sum-exp that turns a row of logits into log-probabilities.
+// Their scalar twins are kernels/reference/elementwise.hpp,
 // which define the semantics (Hugging Face's Llama modules).
 #pragma once
 
 #include <cstddef>
+#include <span>
 
 #include "kernels/cpu_isa.hpp"
 
@@ -24,9 +26,16 @@ struct ElementwiseKernels {
   // Rotates x [heads, head_dim] in place (dimension i pairs with i + head_dim / 2) by one
   // position's cos/sin [head_dim / 2].
   void (*rope)(float* x, std::size_t heads, std::size_t head_dim, const float* cos, const float* sin) = nullptr;
+  // log Σ exp(x) over x [count], count >= 1, shifted by max(x) so no term overflows; ±inf when
+  // max(x) is ±inf (a row of fully masked logits gives -inf).
+  double (*log_sum_exp)(const float* x, std::size_t count) = nullptr;
 };
 
 // The kernels for `isa`: the reference twins for Isa::kScalar, the avx512 ones also for amx.
 ElementwiseKernels find_elementwise_kernels(Isa isa);
+
+// log_sum_exp with the best kernel this CPU has, for work outside a compiled model (sampling,
+// log-probabilities, evaluation). x must not be empty.
+double log_sum_exp(std::span<const float> x);
 
 }  // namespace kiln::kernels

@@ -1,5 +1,6 @@
 #include "kernels/reference/elementwise.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kiln::kernels::reference {
@@ -41,6 +42,15 @@ void rope_rotate_half(float* x, std::int64_t rows, std::int64_t heads, std::int6
       }
     }
   }
+}
+
+double log_sum_exp(const float* x, std::int64_t count) {
+  double top = x[0];
+  for (std::int64_t i = 1; i < count; ++i) top = std::max(top, double(x[i]));
+  if (std::isinf(top)) return top;
+  double sum = 0.0;
+  for (std::int64_t i = 0; i < count; ++i) sum += std::exp(double(x[i]) - top);
+  return top + std::log(sum);
 }
 
 }  // namespace kiln::kernels::reference

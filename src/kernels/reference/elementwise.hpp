@@ -21,4 +21,7 @@ void silu_mul(const float* gate, const float* up, std::int64_t count, float* out
 void rope_rotate_half(float* x, std::int64_t rows, std::int64_t heads, std::int64_t head_dim,
                       const float* cos, const float* sin);
 
+// log Σ exp(x) over x [count], count >= 1: max(x) + log Σ exp(x − max(x)); max(x) itself when it is ±inf.
+double log_sum_exp(const float* x, std::int64_t count);
+
 }  // namespace kiln::kernels::reference
