@@ -1,10 +1,14 @@
 // End to end through the kiln binary. Oracles: exit codes and messages; kiln verify against a
 // file corrupted by hand; the synthesised checkpoint read back by the checkpoint reader and its
-// generated tokenizer round-tripping text (decode(encode(x)) == x); same seed, same bytes.
+// generated tokenizer round-tripping text (decode(encode(x)) == x); same seed, same bytes; a signal
+// in the middle of writing leaves the output folder's parent as it was (empty).
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <fstream>
+#include <thread>
 
+#include "../cli/interactive_kiln.hpp"
 #include "../models/golden_checkpoint.hpp"
 #include "ir/hf_checkpoint.hpp"
 #include "kiln/tokenizer.hpp"
@@ -91,6 +95,24 @@ TEST(ExportCli, SynthWritesALoadableCheckpoint) {
   const auto r = run_kiln({"export", "--model", (tmp.path() / "a").string(), "--weight-format", "nf4", "--group-size", "16",
                            (tmp.path() / "ir").string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// A 1B checkpoint takes many seconds to write; the signal goes out as soon as its staging folder
+// exists, so the command is stopped part-way and must leave nothing behind.
+TEST(ExportCli, SignalledWriteLeavesNothing) {
+  for (const int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    testing::TempDir tmp;
+    testing::InteractiveKiln kiln({"synth", "--like", "llama-3.2-1b", (tmp.path() / "out").string()});
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (fs::is_empty(tmp.path()) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_FALSE(fs::is_empty(tmp.path())) << "no staging folder appeared";
+    kiln.signal(sig);
+    EXPECT_EQ(kiln.finish(), 1) << "signal " << sig << ": " << kiln.err_text;
+    EXPECT_NE(kiln.err_text.find("interrupted"), std::string::npos) << kiln.err_text;
+    EXPECT_TRUE(fs::is_empty(tmp.path())) << "signal " << sig << " left " << fs::directory_iterator(tmp.path())->path();
+  }
 }
 
 }  // namespace
