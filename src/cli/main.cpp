@@ -18,7 +18,7 @@ std::filesystem::path default_model_dir() {
 
 int main(int argc, char** argv) {
   kiln::init_logging();
-  CLI::App app{"kiln: LLM inference in one binary: export, run, chat, serve, bench, eval"};
+  CLI::App app{"kiln: LLM inference in one binary: export, run, chat, bench, eval"};
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION + " (" + KILN_GIT_COMMIT + ")");
   app.require_subcommand(1);
   // Subcommands (see commands.hpp):
