@@ -1,7 +1,7 @@
 // Kernel microbenchmarks: decode GEMV over a Llama-3.2-1B-shaped weight set (GB/s of weight
 // bytes and their share of the streaming-read bandwidth measured around each benchmark, the
 // roofline), and
-// prefill GEMM at n = 26 and 512 (GFLOP/s). Threads split output rows as the runtime will.
+// prefill GEMM at n = 26 and 512, and bf16 at 128 (GFLOP/s). Threads split output rows as the runtime will.
 //   kernels_bench [--isa=avx2|avx512|...] [google-benchmark flags]
 #include <benchmark/benchmark.h>
 
@@ -249,7 +249,9 @@ void register_all() {
   const Weights prefill_sets[] = {{WeightScheme::kInt4Sym, 128}, {WeightScheme::kInt8Sym, 0},
                                   {WeightScheme::kBf16, 0}};
   for (const Weights& w : prefill_sets) {
-    for (std::size_t n : {26, 512}) {
+    for (std::size_t n : {26, 128, 512}) {
+      // 128 rows: one calibration sample of `kiln export`, which runs its forward on bf16 weights.
+      if (n == 128 && w.scheme != WeightScheme::kBf16) continue;
       for (std::size_t threads : {1, 2}) {
         const ActivationMode mode = is_float_scheme(w.scheme) ? ActivationMode::kF32 : ActivationMode::kInt8;
         // 32 is the runtime's default DYNAMIC_QUANTIZATION_GROUP_SIZE; 128 matches the weights.

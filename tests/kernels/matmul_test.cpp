@@ -142,6 +142,25 @@ std::vector<Case> all_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Kernels, MatmulVsReference, ::testing::ValuesIn(all_cases()), case_name);
 
+// The AVX-512 bf16 kernel blocks 4 weight tiles x 6 activation rows over k-blocks of 512 columns
+// and row blocks of 48 (matmul_bf16_avx512.cpp); these shapes cross each of those edges: a
+// ragged odd last k-block, 1-3 tile remainders, 1-5 row remainders, rows past one row block.
+TEST(MatmulBf16, BlockEdgesVsReference) {
+  constexpr Shape kBlockShapes[] = {{150, 1101, 1101, 32}, {64, 1024, 1024, 32}};
+  constexpr std::size_t kBlockRowCounts[] = {1, 2, 5, 6, 7, 13, 48, 49, 101};
+  for (Isa isa : all_isas()) {
+    if (!isa_supported(isa)) continue;
+    bool with_bias = true;
+    for (const Shape& s : kBlockShapes) {
+      for (std::size_t n : kBlockRowCounts) {
+        check_shape({isa, WeightScheme::kBf16, ActivationMode::kF32}, s, n, with_bias);
+        with_bias = !with_bias;
+        if (HasFatalFailure() || HasNonfatalFailure()) return;
+      }
+    }
+  }
+}
+
 // int32 lanes may wrap inside a block, but the block's exact Σ (code - zp) · q must fit: a row
 // of 70000 int8_asym codes 255 (zp 0) × activation codes 127 sums to 2.27e9 > 2^31, so the
 // kernels must split the whole-row block (int8_block_columns).
