@@ -4,8 +4,10 @@
 Developer tool (not run by CI). Needs PyPI torch, transformers, tokenizers, safetensors:
     python3 -m venv .venv && .venv/bin/pip install torch transformers tokenizers safetensors
     .venv/bin/python tools/make_golden.py            # rewrites tests/data/checkpoints/
+    .venv/bin/python tools/make_golden.py qwen3_tiny # rewrites only the named checkpoints
 
-Each checkpoint is a random-weight Llama with a small byte-level BPE tokenizer trained here in
+Each checkpoint is a random-weight model of one supported class (Llama, Qwen2, Qwen3, Mistral,
+Phi-3), made with transformers' own config class, with a small byte-level BPE tokenizer trained here in
 Llama 3's format (split regex, ByteLevel, <|begin_of_text|> added by the post-processor). For
 each prompt we record the token ids, the logits at every position of a full forward pass (f32),
 and a 32-token greedy continuation. Weights are scaled up from HF's default init so that greedy
@@ -15,11 +17,13 @@ greedy step is at least MIN_MARGIN.
 import json
 import pathlib
 import shutil
+import sys
 
 import torch
 from safetensors.torch import save_file
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+from transformers import (LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM, Phi3Config,
+                          Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "checkpoints"
@@ -37,6 +41,7 @@ PROMPTS = [
 ]
 NEW_TOKENS = 32
 MIN_MARGIN = 0.005  # 5x the 1e-3 logits tolerance the C++ tests allow
+ONLY = set()  # checkpoint names given on the command line; empty: all
 
 
 def training_text():
@@ -120,20 +125,23 @@ def record(model, tok, prompts):
     return records, logits_tensors, margin
 
 
-def build(name, config_kwargs, dtype, shards, seed, std):
+def build(name, config_kwargs, dtype, shards, seed, std, classes=(LlamaConfig, LlamaForCausalLM)):
+    if ONLY and name not in ONLY:
+        return
+    config_class, model_class = classes
     out_dir = OUT / name
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
     tok = train_tokenizer(config_kwargs.pop("vocab_size"))
     save_tokenizer(tok, out_dir)
-    config = LlamaConfig(vocab_size=tok.get_vocab_size(), bos_token_id=tok.token_to_id("<|begin_of_text|>"),
+    config = config_class(vocab_size=tok.get_vocab_size(), bos_token_id=tok.token_to_id("<|begin_of_text|>"),
                          eos_token_id=[tok.token_to_id("<|end_of_text|>"), tok.token_to_id("<|eot_id|>")],
                          **config_kwargs)
     # The first seed (in a fixed sequence) whose greedy choices are all decisive.
     for attempt in range(50):
         torch.manual_seed(seed + 1000 * attempt)
-        model = LlamaForCausalLM(config).float().eval()
+        model = model_class(config).float().eval()
         scale_weights(model, seed + 1000 * attempt, std)
         # Goldens use the weights exactly as stored: round the parameters (not the rotary
         # buffers, which a loader recomputes in f32) through the storage dtype first.
@@ -148,14 +156,20 @@ def build(name, config_kwargs, dtype, shards, seed, std):
     model.to(dtype).save_pretrained(out_dir, safe_serialization=True,
                                     max_shard_size="200KB" if shards else "1GB")
     save_file(logits, str(out_dir / "golden_logits.safetensors"))
-    golden = {"source": "transformers LlamaForCausalLM, f32 compute", "storage_dtype": str(dtype),
+    golden = {"source": f"transformers {model_class.__name__}, f32 compute", "storage_dtype": str(dtype),
               "min_greedy_margin": margin, "records": records}
     (out_dir / "golden.json").write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n")
     print(f"{name}: vocab {config.vocab_size}, min greedy margin {margin:.3f}, files:",
           sorted(p.name for p in out_dir.iterdir()))
 
 
+def longrope_factors(count, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return [round(float(f), 4) for f in 1.0 + 3.0 * torch.rand(count, generator=gen)]
+
+
 def main():
+    ONLY.update(sys.argv[1:])
     # Llama-3 style: GQA, tied embeddings, llama3 RoPE scaling (original context 32 so the tiny
     # prompts reach the scaled band), f32 weights.
     build("llama3_tiny", dict(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
@@ -177,6 +191,31 @@ def main():
                                   attention_bias=True, mlp_bias=True, rms_norm_eps=1e-6,
                                   rope_scaling={"rope_type": "linear", "factor": 2.0}),
           torch.float16, shards=False, seed=3, std=0.25)
+    # Qwen2.5 style: biases on q/k/v only, tied embeddings, sliding window declared but off.
+    build("qwen2_tiny", dict(vocab_size=384, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                             num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                             rope_theta=1000000.0, tie_word_embeddings=True, rms_norm_eps=1e-6,
+                             use_sliding_window=False, sliding_window=4096, max_window_layers=2),
+          torch.float32, shards=False, seed=4, std=0.25, classes=(Qwen2Config, Qwen2ForCausalLM))
+    # Qwen3 style: per-head q/k RMSNorm, explicit head_dim (≠ hidden / heads), no biases, f16.
+    build("qwen3_tiny", dict(vocab_size=352, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                             num_attention_heads=4, num_key_value_heads=2, head_dim=32, max_position_embeddings=256,
+                             rope_theta=1000000.0, tie_word_embeddings=True, rms_norm_eps=1e-6, attention_bias=False),
+          torch.float16, shards=False, seed=5, std=0.25, classes=(Qwen3Config, Qwen3ForCausalLM))
+    # Mistral v0.1 style with a tiny sliding window (8), so prompts and continuations run past it.
+    build("mistral_tiny", dict(vocab_size=320, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
+                               num_attention_heads=4, num_key_value_heads=1, head_dim=16, max_position_embeddings=256,
+                               rope_theta=10000.0, tie_word_embeddings=False, rms_norm_eps=1e-5, sliding_window=8),
+          torch.float32, shards=False, seed=6, std=0.25, classes=(MistralConfig, MistralForCausalLM))
+    # Phi-3 style: fused qkv_proj / gate_up_proj, LongRoPE (short factors: prompts and continuations
+    # stay within the original 96 positions), partial rotary (half of each head), f16.
+    build("phi3_tiny", dict(vocab_size=320, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=384,
+                            original_max_position_embeddings=96, tie_word_embeddings=False, rms_norm_eps=1e-5,
+                            sliding_window=None, pad_token_id=0,
+                            rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0, "partial_rotary_factor": 0.5,
+                                             "short_factor": longrope_factors(4, 7), "long_factor": longrope_factors(4, 8)}),
+          torch.float16, shards=False, seed=7, std=0.25, classes=(Phi3Config, Phi3ForCausalLM))
 
 
 if __name__ == "__main__":

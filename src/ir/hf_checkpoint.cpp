@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "ir/fused_projections.hpp"
 #include "util/error.hpp"
 
 namespace kiln::ir {
@@ -36,6 +37,20 @@ HfCheckpoint::HfCheckpoint(const fs::path& dir) : dir_(dir) {
          dir.string());
   } else {
     fail(ErrorKind::kNotFound, "{}: no model.safetensors or model.safetensors.index.json", dir.string());
+  }
+  split_fused_tensors();
+}
+
+void HfCheckpoint::split_fused_tensors() {
+  for (SplitProjection& split : split_fused_projections(config_, [&](const std::string& name) { return find(name); })) {
+    tensors_.erase(split.fused_name);
+    for (TensorView& part : split.parts) {
+      if (tensors_.contains(part.name)) {
+        fail("{}: holds both '{}' and the fused '{}' it would be cut from", dir_.string(), part.name, split.fused_name);
+      }
+      split_views_.push_back(std::move(part));
+      tensors_.emplace(split_views_.back().name, &split_views_.back());
+    }
   }
 }
 

@@ -1,9 +1,11 @@
 // A Hugging Face checkpoint directory: config.json, optional generation_config.json, and
 // weights in model.safetensors or shards listed by model.safetensors.index.json. Every shard is
-// memory-mapped; tensors are views into the maps, never copied.
+// memory-mapped; tensors are views into the maps, never copied. Fused projections (Phi-3's
+// qkv_proj, gate_up_proj) are offered under their split names only.
 #pragma once
 
 #include <filesystem>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -34,12 +36,14 @@ class HfCheckpoint final : public TensorSource {
 
  private:
   void open_sharded(const std::filesystem::path& index_path);
+  void split_fused_tensors();
 
   std::filesystem::path dir_;
   ModelConfig config_;
   Json generation_config_ = Json::object();
   std::vector<std::unique_ptr<SafetensorsFile>> shards_;
   std::map<std::string, const TensorView*, std::less<>> tensors_;
+  std::deque<TensorView> split_views_;  // parts of fused tensors; a deque keeps their addresses
 };
 
 }  // namespace kiln::ir

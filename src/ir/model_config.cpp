@@ -1,6 +1,8 @@
 #include "ir/model_config.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <string_view>
 
 #include "util/error.hpp"
@@ -13,8 +15,13 @@ struct Architecture {
   std::string_view family;
 };
 
-// Llama 2, 3, 3.1, 3.2, TinyLlama and SmolLM all use LlamaForCausalLM.
-constexpr std::array<Architecture, 1> kArchitectures{{{"LlamaForCausalLM", "llama"}}};
+// Llama 2, 3, 3.1, 3.2, TinyLlama and SmolLM all use LlamaForCausalLM; Qwen2 covers Qwen2 and
+// Qwen2.5; Mistral covers v0.1-v0.3 and Nemo.
+constexpr std::array<Architecture, 5> kArchitectures{{{"LlamaForCausalLM", "llama"},
+                                                      {"Qwen2ForCausalLM", "qwen2"},
+                                                      {"Qwen3ForCausalLM", "qwen3"},
+                                                      {"MistralForCausalLM", "mistral"},
+                                                      {"Phi3ForCausalLM", "phi3"}}};
 
 std::int64_t positive(const JsonFields& f, std::string_view key) {
   const auto v = f.get<std::int64_t>(key);
@@ -22,13 +29,51 @@ std::int64_t positive(const JsonFields& f, std::string_view key) {
   return v;
 }
 
+std::vector<double> parse_factor_list(const JsonFields& rs, std::string_view key, std::int64_t count) {
+  const Json& list = rs.object().contains(key) ? rs.object()[std::string(key)] : Json();
+  if (!list.is_array() || static_cast<std::int64_t>(list.size()) != count) {
+    rs.fail_field(key, fmt::format("must be a list of {} numbers (rotary_dim / 2)", count));
+  }
+  std::vector<double> factors;
+  for (const Json& v : list) {
+    if (!v.is_number() || v.get<double>() <= 0) rs.fail_field(key, "must hold positive numbers");
+    factors.push_back(v.get<double>());
+  }
+  return factors;
+}
+
+// Phi-3's LongRoPE (HF _compute_longrope_parameters): `top` is the whole config, which older
+// checkpoints use for original_max_position_embeddings.
+void parse_longrope(const JsonFields& rs, const JsonFields& top, const ModelConfig& c, RopeScaling& scaling) {
+  scaling.type = RopeScalingType::kLongRope;
+  scaling.original_max_position_embeddings =
+      rs.has("original_max_position_embeddings") ? rs.get<std::int64_t>("original_max_position_embeddings")
+                                                 : top.get<std::int64_t>("original_max_position_embeddings");
+  if (scaling.original_max_position_embeddings <= 1) {
+    rs.fail_field("original_max_position_embeddings", "must be greater than 1");
+  }
+  scaling.short_factor = parse_factor_list(rs, "short_factor", c.rotary_dim / 2);
+  scaling.long_factor = parse_factor_list(rs, "long_factor", c.rotary_dim / 2);
+  scaling.factor = rs.get_or<double>("factor", static_cast<double>(c.max_position_embeddings) /
+                                                   static_cast<double>(scaling.original_max_position_embeddings));
+  const double suggested =
+      scaling.factor <= 1.0
+          ? 1.0
+          : std::sqrt(1.0 + std::log(scaling.factor) / std::log(double(scaling.original_max_position_embeddings)));
+  scaling.attention_factor = rs.get_or<double>("attention_factor", suggested);
+}
+
 // `rs` is the scaling object: HF's `rope_scaling` (older configs) or `rope_parameters` (newer).
-RopeScaling parse_rope_scaling(const JsonFields& rs) {
+RopeScaling parse_rope_scaling(const JsonFields& rs, const JsonFields& top, const ModelConfig& c) {
   RopeScaling scaling;
   // HF renamed "type" to "rope_type"; checkpoints carry either.
   const std::string type = rs.has("rope_type") ? rs.get<std::string>("rope_type")
                                                : rs.get_or<std::string>("type", "default");
   if (type == "default") return scaling;
+  if (type == "longrope") {
+    parse_longrope(rs, top, c, scaling);
+    return scaling;
+  }
   scaling.factor = rs.get<double>("factor");
   if (scaling.factor < 1.0) rs.fail_field("factor", fmt::format("must be >= 1, got {}", scaling.factor));
   if (type == "linear") {
@@ -46,25 +91,81 @@ RopeScaling parse_rope_scaling(const JsonFields& rs) {
     }
   } else {
     rs.fail_field(rs.has("rope_type") ? "rope_type" : "type",
-                  fmt::format("'{}' is not supported (accepted: default, linear, llama3)", type));
+                  fmt::format("'{}' is not supported (accepted: default, linear, llama3, longrope)", type));
   }
   return scaling;
 }
 
-// RoPE base and scaling: transformers >= 5 nests both in `rope_parameters`; older configs have
-// `rope_theta` and `rope_scaling` at the top level.
+// The rotated part of each head: partial_rotary_factor * head_dim (HF truncates), even.
+void parse_rotary_dim(const JsonFields& fields, ModelConfig& c) {
+  const double fraction = fields.get_or<double>("partial_rotary_factor", 1.0);
+  if (fraction <= 0 || fraction > 1) fields.fail_field("partial_rotary_factor", "must be in (0, 1]");
+  // The epsilon keeps model.json's rotary_dim / head_dim from truncating one below.
+  c.rotary_dim = static_cast<std::int64_t>(static_cast<double>(c.head_dim) * fraction + 1e-9);
+  if (c.rotary_dim < 2 || c.rotary_dim % 2 != 0) {
+    fields.fail_field("partial_rotary_factor", fmt::format("gives {} rotated dims of head_dim {}; RoPE needs an even number",
+                                                           c.rotary_dim, c.head_dim));
+  }
+}
+
+// RoPE base and scaling: transformers >= 5 nests both (and partial_rotary_factor) in
+// `rope_parameters`; older configs have them at the top level.
 void parse_rope(const JsonFields& f, ModelConfig& c) {
   if (f.has("rope_parameters")) {
     JsonFields rp(f.object()["rope_parameters"], f.origin() + ": rope_parameters");
     c.rope_theta = rp.get_or<double>("rope_theta", 10000.0);
-    c.rope_scaling = parse_rope_scaling(rp);
+    parse_rotary_dim(rp.has("partial_rotary_factor") ? rp : f, c);
+    c.rope_scaling = parse_rope_scaling(rp, f, c);
   } else {
     c.rope_theta = f.get_or<double>("rope_theta", 10000.0);
+    parse_rotary_dim(f, c);
     if (f.has("rope_scaling")) {
-      c.rope_scaling = parse_rope_scaling(JsonFields(f.object()["rope_scaling"], f.origin() + ": rope_scaling"));
+      c.rope_scaling = parse_rope_scaling(JsonFields(f.object()["rope_scaling"], f.origin() + ": rope_scaling"), f, c);
     }
   }
   if (c.rope_theta <= 0) f.fail_field("rope_theta", "must be positive");
+}
+
+// Which layers use HF's sliding-window mask. `layer_types` (transformers >= 4.53, and kiln's
+// model.json) says it per layer; otherwise Qwen2/3 window the layers from max_window_layers on
+// when use_sliding_window is set, and Mistral / Phi-3 window every layer when sliding_window is
+// not null.
+void parse_sliding_window(const JsonFields& f, ModelConfig& c) {
+  const bool qwen = c.family == "qwen2" || c.family == "qwen3";
+  const bool enabled = qwen ? f.get_or<bool>("use_sliding_window", false) : c.family != "llama";
+  const std::optional<std::int64_t> window = enabled ? f.get_optional<std::int64_t>("sliding_window") : std::nullopt;
+  if (!window) return;
+  if (*window <= 0) f.fail_field("sliding_window", fmt::format("must be positive or null, got {}", *window));
+  c.sliding_window = *window;
+  c.sliding_layers.assign(static_cast<std::size_t>(c.num_layers), true);
+  if (f.has("layer_types")) {
+    const Json& types = f.object()["layer_types"];
+    if (!types.is_array() || static_cast<std::int64_t>(types.size()) != c.num_layers) {
+      f.fail_field("layer_types", fmt::format("must list one type for each of the {} layers", c.num_layers));
+    }
+    for (std::size_t l = 0; l < types.size(); ++l) {
+      const std::string type = types[l].is_string() ? types[l].get<std::string>() : "";
+      if (type != "sliding_attention" && type != "full_attention") {
+        f.fail_field("layer_types", fmt::format("entry {} must be \"sliding_attention\" or \"full_attention\"", l));
+      }
+      c.sliding_layers[l] = type == "sliding_attention";
+    }
+  } else if (qwen) {
+    const std::int64_t first = f.get_or<std::int64_t>("max_window_layers", 0);
+    for (std::int64_t l = 0; l < std::min(first, c.num_layers); ++l) c.sliding_layers[static_cast<std::size_t>(l)] = false;
+  }
+}
+
+// The biases, norms and fused tensors each family's attention and MLP have.
+void parse_family_layout(const JsonFields& f, ModelConfig& c) {
+  if (c.family == "llama" || c.family == "qwen3") {
+    c.attention_bias = c.attention_output_bias = f.get_or<bool>("attention_bias", false);
+  } else if (c.family == "qwen2") {
+    c.attention_bias = true;  // Qwen2's q/k/v always have biases; its o_proj never
+  }
+  c.mlp_bias = c.family == "llama" && f.get_or<bool>("mlp_bias", false);
+  c.qk_norm = c.family == "qwen3";
+  c.fused_projections = c.family == "phi3";
 }
 
 std::vector<std::int32_t> parse_eos(const JsonFields& f) {
@@ -118,8 +219,11 @@ ModelConfig parse_model_config(const Json& json, const std::string& origin) {
     f.fail_field("num_key_value_heads", fmt::format("({}) must divide num_attention_heads ({})",
                                                     c.num_kv_heads, c.num_heads));
   }
-  if (f.has("head_dim")) {
+  if (f.has("head_dim") && !f.object()["head_dim"].is_null()) {
     c.head_dim = positive(f, "head_dim");
+  } else if (c.family == "qwen3") {
+    // HF's Qwen3Config silently defaults to 128, which is rarely hidden / heads.
+    f.fail_field("head_dim", "is missing: Qwen3 configs must give it");
   } else {
     if (c.hidden_size % c.num_heads != 0) {
       f.fail_field("hidden_size", fmt::format("({}) is not divisible by num_attention_heads ({}) and no head_dim is given",
@@ -134,9 +238,9 @@ ModelConfig parse_model_config(const Json& json, const std::string& origin) {
   c.rms_norm_eps = f.get_or<double>("rms_norm_eps", 1e-6);
   if (c.rms_norm_eps <= 0) f.fail_field("rms_norm_eps", "must be positive");
   parse_rope(f, c);
+  parse_sliding_window(f, c);
+  parse_family_layout(f, c);
   c.tie_word_embeddings = f.get_or<bool>("tie_word_embeddings", false);
-  c.attention_bias = f.get_or<bool>("attention_bias", false);
-  c.mlp_bias = f.get_or<bool>("mlp_bias", false);
   c.bos_token_id = f.get_optional<std::int32_t>("bos_token_id");
   c.eos_token_ids = parse_eos(f);
   c.torch_dtype = f.get_or<std::string>("torch_dtype", f.get_or<std::string>("dtype", ""));
@@ -173,6 +277,23 @@ Json to_json(const ModelConfig& c) {
                          {"low_freq_factor", c.rope_scaling.low_freq_factor},
                          {"high_freq_factor", c.rope_scaling.high_freq_factor},
                          {"original_max_position_embeddings", c.rope_scaling.original_max_position_embeddings}};
+  } else if (c.rope_scaling.type == RopeScalingType::kLongRope) {
+    j["rope_scaling"] = {{"rope_type", "longrope"},
+                         {"factor", c.rope_scaling.factor},
+                         {"attention_factor", c.rope_scaling.attention_factor},
+                         {"short_factor", c.rope_scaling.short_factor},
+                         {"long_factor", c.rope_scaling.long_factor},
+                         {"original_max_position_embeddings", c.rope_scaling.original_max_position_embeddings}};
+  }
+  if (c.rotary_dim != c.head_dim) {
+    j["partial_rotary_factor"] = static_cast<double>(c.rotary_dim) / static_cast<double>(c.head_dim);
+  }
+  if (c.sliding_window > 0) {
+    j["use_sliding_window"] = true;
+    j["sliding_window"] = c.sliding_window;
+    Json types = Json::array();
+    for (bool sliding : c.sliding_layers) types.push_back(sliding ? "sliding_attention" : "full_attention");
+    j["layer_types"] = types;
   }
   if (c.bos_token_id) j["bos_token_id"] = *c.bos_token_id;
   if (!c.eos_token_ids.empty()) j["eos_token_id"] = c.eos_token_ids;

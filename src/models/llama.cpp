@@ -36,7 +36,11 @@ LlamaModel::LlamaModel(const ir::ModelConfig& config, std::shared_ptr<const ir::
       layer.bq = load(p + "self_attn.q_proj.bias", WeightUse::kVector);
       layer.bk = load(p + "self_attn.k_proj.bias", WeightUse::kVector);
       layer.bv = load(p + "self_attn.v_proj.bias", WeightUse::kVector);
-      layer.bo = load(p + "self_attn.o_proj.bias", WeightUse::kVector);
+    }
+    if (config_.attention_output_bias) layer.bo = load(p + "self_attn.o_proj.bias", WeightUse::kVector);
+    if (config_.qk_norm) {
+      layer.q_norm = load(p + "self_attn.q_norm.weight", WeightUse::kVector);
+      layer.k_norm = load(p + "self_attn.k_norm.weight", WeightUse::kVector);
     }
     layer.mlp_norm = load(p + "post_attention_layernorm.weight", WeightUse::kVector);
     layer.w_gate = load(p + "mlp.gate_proj.weight", WeightUse::kMatrix);
@@ -90,6 +94,7 @@ void LlamaModel::prepare_rows(std::span<const SequenceChunk> batch, std::vector<
         fail("token id {} is outside the vocabulary [0, {})", id, config_.vocab_size);
       }
       const std::int64_t pos = chunk.num_cached + i;
+      check_position(pos);
       const std::int32_t block = chunk.block_table[static_cast<std::size_t>(pos / kv.block_size)];
       if (block < 0 || block >= kv.num_blocks) {
         fail("block id {} is outside the KV cache's {} blocks", block, kv.num_blocks);
@@ -101,6 +106,16 @@ void LlamaModel::prepare_rows(std::span<const SequenceChunk> batch, std::vector<
   }
 }
 
+void LlamaModel::check_position(std::int64_t pos) const {
+  const ir::RopeScaling& s = config_.rope_scaling;
+  if (s.type == ir::RopeScalingType::kLongRope && pos >= s.original_max_position_embeddings) {
+    fail(ErrorKind::kUnsupported,
+         "position {} is beyond original_max_position_embeddings ({}) of this {} model: that needs LongRoPE's "
+         "long_factor, which kiln does not implement yet (use a context of at most {} tokens)",
+         pos, s.original_max_position_embeddings, config_.architecture, s.original_max_position_embeddings);
+  }
+}
+
 void LlamaModel::step(std::span<const SequenceChunk> batch, StepOutput& out) {
   prepare_rows(batch, sequences_);
   const auto rows = static_cast<std::int64_t>(ws_.ids.size());
@@ -109,13 +124,16 @@ void LlamaModel::step(std::span<const SequenceChunk> batch, StepOutput& out) {
   out.num_rows = 0;
   if (rows == 0) return;
 
-  const std::int64_t half = config_.head_dim / 2;
-  fill_rotary_table(inv_freq_, ws_.positions, grow(ws_.cos, rows * half), grow(ws_.sin, rows * half));
+  const std::int64_t half = static_cast<std::int64_t>(inv_freq_.size());
+  fill_rotary_table(inv_freq_, ws_.positions, grow(ws_.cos, rows * half), grow(ws_.sin, rows * half),
+                    config_.rope_scaling.attention_factor);
   float* residual = grow(ws_.residual, rows * hidden);
   float* normed = grow(ws_.normed, rows * hidden);
   ops_->embed(*embedding_, ws_.ids, residual);
   ops_->rms_norm(residual, *layers_.front().attn_norm, config_.rms_norm_eps, rows, hidden, normed);
   for (std::size_t l = 0; l < layers_.size(); ++l) {
+    const std::int64_t window = config_.window_of_layer(static_cast<std::int64_t>(l));
+    for (AttentionSequence& s : sequences_) s.window = window;
     run_layer(layers_[l], static_cast<std::int64_t>(l), rows, sequences_);
     // The MLP output joins the residual stream inside the next layer's input norm.
     if (l + 1 < layers_.size()) {
@@ -138,7 +156,11 @@ void LlamaModel::run_layer(const Layer& layer, std::int64_t index, std::int64_t 
                               {layer.wk.get(), layer.bk.get(), k},
                               {layer.wv.get(), layer.bv.get(), v}};
   ops_->linear(normed, rows, qkv);
-  ops_->rope(q, k, rows, c.num_heads, c.num_kv_heads, c.head_dim, {ws_.cos.data(), ws_.sin.data()});
+  if (c.qk_norm) {  // each head of q and k normalised on its own: [rows * heads, head_dim]
+    ops_->rms_norm(q, *layer.q_norm, c.rms_norm_eps, rows * c.num_heads, c.head_dim, q);
+    ops_->rms_norm(k, *layer.k_norm, c.rms_norm_eps, rows * c.num_kv_heads, c.head_dim, k);
+  }
+  ops_->rope(q, k, rows, c.num_heads, c.num_kv_heads, c.head_dim, {ws_.cos.data(), ws_.sin.data(), c.rotary_dim});
   ops_->store_kv(index, k, v, ws_.slots);
   float* attn = grow(ws_.attn, rows * c.q_dim());
   ops_->attention(index, q, c.num_heads, sequences, static_cast<float>(1.0 / std::sqrt(double(c.head_dim))), attn);

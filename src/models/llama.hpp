@@ -1,6 +1,8 @@
-// The Llama family's forward pass (Llama 2/3/3.1/3.2, TinyLlama, SmolLM): embedding, then per
-// layer RMSNorm → attention (GQA, RoPE) → residual → RMSNorm → SwiGLU MLP → residual, then the
-// final norm and a tied or separate head. Written once over models::Ops.
+// The Llama family's forward pass (Llama 2/3/3.1/3.2, TinyLlama, SmolLM, and the classes built
+// the same way: Qwen2/2.5, Qwen3, Mistral, Phi-3): embedding, then per layer RMSNorm → attention
+// (GQA, RoPE, optional q/k biases, per-head q/k norms, sliding window) → residual → RMSNorm →
+// SwiGLU MLP → residual, then the final norm and a tied or separate head. Written once over
+// models::Ops; the variations are fields of ir::ModelConfig.
 #pragma once
 
 #include <memory>
@@ -27,7 +29,7 @@ class LlamaModel final : public LanguageModel {
 
  private:
   struct Layer {
-    std::unique_ptr<Weight> attn_norm, wq, wk, wv, wo, bq, bk, bv, bo;
+    std::unique_ptr<Weight> attn_norm, wq, wk, wv, wo, bq, bk, bv, bo, q_norm, k_norm;
     std::unique_ptr<Weight> mlp_norm, w_gate, w_up, w_down, b_gate, b_up, b_down;
   };
 
@@ -36,7 +38,7 @@ class LlamaModel final : public LanguageModel {
     std::vector<std::int32_t> ids;        // [rows]
     std::vector<std::int64_t> positions;  // [rows]
     std::vector<std::int64_t> slots;      // [rows]
-    std::vector<float> cos, sin;          // [rows, head_dim / 2]
+    std::vector<float> cos, sin;          // [rows, rotary_dim / 2]
     std::vector<float> residual;          // [rows, hidden]
     std::vector<float> normed;            // [rows, hidden]
     std::vector<float> q;                 // [rows, heads * head_dim]
@@ -48,6 +50,8 @@ class LlamaModel final : public LanguageModel {
   };
 
   std::unique_ptr<Weight> load(const std::string& name, WeightUse use);
+  // Fails on a position the RoPE setup cannot encode (LongRoPE beyond its original context).
+  void check_position(std::int64_t pos) const;
   void prepare_rows(std::span<const SequenceChunk> batch, std::vector<AttentionSequence>& sequences);
   void run_layer(const Layer& layer, std::int64_t index, std::int64_t rows,
                  std::span<const AttentionSequence> sequences);

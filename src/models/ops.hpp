@@ -41,11 +41,17 @@ struct AttentionSequence {
   std::int64_t num_rows = 0;
   std::int64_t num_cached = 0;  // position of the first row
   std::span<const std::int32_t> block_table;
+  // > 0: a row at position p sees only positions > p - window (sliding-window layers); the
+  // older positions stay cached but are skipped.
+  std::int64_t window = 0;
 };
 
 struct RotaryTable {
-  const float* cos = nullptr;  // [rows, head_dim / 2]
-  const float* sin = nullptr;  // [rows, head_dim / 2]
+  const float* cos = nullptr;  // [rows, rotary_dim / 2]
+  const float* sin = nullptr;  // [rows, rotary_dim / 2]
+  // The leading dims of each head that rotate (partial rotary); the rest pass through.
+  // 0 means head_dim.
+  std::int64_t rotary_dim = 0;
 };
 
 class Ops {
@@ -78,7 +84,8 @@ class Ops {
   virtual void linear(const float* x, std::int64_t rows, std::span<const LinearTarget> targets) = 0;
 
   // Rotates q [rows, num_heads, head_dim] and k [rows, num_kv_heads, head_dim] in place, HF
-  // "rotate_half" convention (dimension i pairs with i + head_dim/2).
+  // "rotate_half" convention over the first rotary_dim dims of each head (dimension i pairs with
+  // i + rotary_dim/2).
   virtual void rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads,
                     std::int64_t num_kv_heads, std::int64_t head_dim, const RotaryTable& table) = 0;
 
@@ -97,8 +104,8 @@ class Ops {
   virtual void copy_kv_blocks(std::span<const KvBlockCopy> copies);
 
   // Causal attention of q [rows, num_heads, head_dim] over each sequence's cached keys and
-  // values (the current rows already stored); out has q's shape. GQA: head h reads KV head
-  // h / (num_heads / num_kv_heads).
+  // values (the current rows already stored), limited to each sequence's window when it has
+  // one; out has q's shape. GQA: head h reads KV head h / (num_heads / num_kv_heads).
   virtual void attention(std::int64_t layer, const float* q, std::int64_t num_heads,
                          std::span<const AttentionSequence> sequences, float scale, float* out) = 0;
 };

@@ -91,8 +91,20 @@ void ReferenceOps::linear(const float* x, std::int64_t rows, std::span<const Lin
 
 void ReferenceOps::rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads, std::int64_t num_kv_heads,
                         std::int64_t head_dim, const RotaryTable& table) {
-  ref::rope_rotate_half(q, rows, num_heads, head_dim, table.cos, table.sin);
-  ref::rope_rotate_half(k, rows, num_kv_heads, head_dim, table.cos, table.sin);
+  const std::int64_t rotary = table.rotary_dim > 0 ? table.rotary_dim : head_dim;
+  if (rotary == head_dim) {
+    ref::rope_rotate_half(q, rows, num_heads, head_dim, table.cos, table.sin);
+    ref::rope_rotate_half(k, rows, num_kv_heads, head_dim, table.cos, table.sin);
+    return;
+  }
+  // Partial rotary: each head's leading `rotary` dims, one head at a time.
+  const std::int64_t half = rotary / 2;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t h = 0; h < num_heads + num_kv_heads; ++h) {
+      float* head = h < num_heads ? q + (r * num_heads + h) * head_dim : k + (r * num_kv_heads + h - num_heads) * head_dim;
+      ref::rope_rotate_half(head, 1, 1, rotary, table.cos + r * half, table.sin + r * half);
+    }
+  }
 }
 
 void ReferenceOps::silu_mul(const float* gate, const float* up, std::int64_t count, float* out) {
@@ -137,7 +149,7 @@ void ReferenceOps::attention(std::int64_t layer, const float* q, std::int64_t nu
   const std::int64_t row_width = num_heads * l.head_dim;
   for (const AttentionSequence& s : sequences) {
     ref::paged_attention(q + s.row_begin * row_width, s.num_rows, s.num_cached, num_heads, s.block_table, kv, scale,
-                         out + s.row_begin * row_width);
+                         out + s.row_begin * row_width, s.window);
   }
 }
 

@@ -6,10 +6,11 @@
 namespace kiln::models {
 
 std::vector<double> rope_inverse_frequencies(const ir::ModelConfig& config) {
-  const std::int64_t half = config.head_dim / 2;
+  const std::int64_t dim = config.rotary_dim > 0 ? config.rotary_dim : config.head_dim;
+  const std::int64_t half = dim / 2;
   std::vector<double> inv_freq(static_cast<std::size_t>(half));
   for (std::int64_t i = 0; i < half; ++i) {
-    inv_freq[i] = 1.0 / std::pow(config.rope_theta, static_cast<double>(2 * i) / config.head_dim);
+    inv_freq[i] = 1.0 / std::pow(config.rope_theta, static_cast<double>(2 * i) / static_cast<double>(dim));
   }
   const ir::RopeScaling& s = config.rope_scaling;
   switch (s.type) {
@@ -34,19 +35,24 @@ std::vector<double> rope_inverse_frequencies(const ir::ModelConfig& config) {
       }
       break;
     }
+    case ir::RopeScalingType::kLongRope:
+      // Contexts within original_max_position_embeddings use the short factors; the model
+      // refuses positions beyond it (LlamaModel), where HF would switch to the long ones.
+      for (std::int64_t i = 0; i < half; ++i) inv_freq[i] /= s.short_factor[static_cast<std::size_t>(i)];
+      break;
   }
   return inv_freq;
 }
 
 void fill_rotary_table(std::span<const double> inv_freq, std::span<const std::int64_t> positions,
-                       float* cos_out, float* sin_out) {
+                       float* cos_out, float* sin_out, double magnitude) {
   const std::size_t half = inv_freq.size();
   for (std::size_t r = 0; r < positions.size(); ++r) {
     const double p = static_cast<double>(positions[r]);
     for (std::size_t i = 0; i < half; ++i) {
       const double angle = p * inv_freq[i];
-      cos_out[r * half + i] = static_cast<float>(std::cos(angle));
-      sin_out[r * half + i] = static_cast<float>(std::sin(angle));
+      cos_out[r * half + i] = static_cast<float>(magnitude * std::cos(angle));
+      sin_out[r * half + i] = static_cast<float>(magnitude * std::sin(angle));
     }
   }
 }

@@ -7,7 +7,9 @@
 namespace kiln::models {
 namespace {
 
-std::vector<TensorSpec> llama_tensor_specs(const ir::ModelConfig& c) {
+// Llama's layout, with the variations the config names (biases, q/k norms). Phi-3's fused
+// qkv_proj / gate_up_proj appear here already split: ir::HfCheckpoint splits them on load.
+std::vector<TensorSpec> decoder_tensor_specs(const ir::ModelConfig& c) {
   std::vector<TensorSpec> specs;
   specs.push_back({"model.embed_tokens.weight", {c.vocab_size, c.hidden_size}, TensorRole::kEmbedding, WeightUse::kEmbedding});
   for (std::int64_t l = 0; l < c.num_layers; ++l) {
@@ -24,7 +26,11 @@ std::vector<TensorSpec> llama_tensor_specs(const ir::ModelConfig& c) {
       add("self_attn.q_proj.bias", {c.q_dim()}, TensorRole::kAttention, WeightUse::kVector);
       add("self_attn.k_proj.bias", {c.kv_dim()}, TensorRole::kAttention, WeightUse::kVector);
       add("self_attn.v_proj.bias", {c.kv_dim()}, TensorRole::kAttention, WeightUse::kVector);
-      add("self_attn.o_proj.bias", {c.hidden_size}, TensorRole::kAttention, WeightUse::kVector);
+    }
+    if (c.attention_output_bias) add("self_attn.o_proj.bias", {c.hidden_size}, TensorRole::kAttention, WeightUse::kVector);
+    if (c.qk_norm) {
+      add("self_attn.q_norm.weight", {c.head_dim}, TensorRole::kNorm, WeightUse::kVector);
+      add("self_attn.k_norm.weight", {c.head_dim}, TensorRole::kNorm, WeightUse::kVector);
     }
     add("post_attention_layernorm.weight", {c.hidden_size}, TensorRole::kNorm, WeightUse::kVector);
     add("mlp.gate_proj.weight", {c.intermediate_size, c.hidden_size}, TensorRole::kMlp, WeightUse::kMatrix);
@@ -45,6 +51,10 @@ std::vector<TensorSpec> llama_tensor_specs(const ir::ModelConfig& c) {
 
 }  // namespace
 
+bool is_decoder_family(std::string_view family) {
+  return family == "llama" || family == "qwen2" || family == "qwen3" || family == "mistral" || family == "phi3";
+}
+
 std::string_view tensor_role_name(TensorRole role) {
   switch (role) {
     case TensorRole::kEmbedding: return "embedding";
@@ -57,7 +67,7 @@ std::string_view tensor_role_name(TensorRole role) {
 }
 
 std::vector<TensorSpec> tensor_specs(const ir::ModelConfig& config) {
-  if (config.family == "llama") return llama_tensor_specs(config);
+  if (is_decoder_family(config.family)) return decoder_tensor_specs(config);
   fail(ErrorKind::kUnsupported, "no forward pass for model family '{}' (supported: {})", config.family,
        ir::supported_architectures());
 }

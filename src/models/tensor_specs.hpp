@@ -17,6 +17,10 @@ enum class TensorRole : std::uint8_t { kEmbedding, kHead, kAttention, kMlp, kNor
 
 std::string_view tensor_role_name(TensorRole role);  // "embedding", "head", ...
 
+// True for the families models::LlamaModel runs (Llama, Qwen2, Qwen3, Mistral, Phi-3): one
+// pre-norm decoder whose variations are fields of ir::ModelConfig.
+bool is_decoder_family(std::string_view family);
+
 struct TensorSpec {
   std::string name;
   std::vector<std::int64_t> shape;

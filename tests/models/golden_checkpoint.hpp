@@ -29,7 +29,8 @@ struct GoldenCheckpoint {
 };
 
 inline const std::vector<std::string>& golden_checkpoint_names() {
-  static const std::vector<std::string> names{"llama3_tiny", "llama2_tiny", "llama_bias_tiny"};
+  static const std::vector<std::string> names{"llama3_tiny", "llama2_tiny",  "llama_bias_tiny", "qwen2_tiny",
+                                              "qwen3_tiny",  "mistral_tiny", "phi3_tiny"};
   return names;
 }
 

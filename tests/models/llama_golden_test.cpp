@@ -1,5 +1,6 @@
-// Oracle: Hugging Face transformers' LlamaForCausalLM on the same tiny checkpoints (f32
-// compute; tools/make_golden.py). The reference forward must reproduce its logits within 1e-3
+// Oracle: Hugging Face transformers (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM,
+// MistralForCausalLM with an 8-position sliding window, Phi3ForCausalLM with fused projections,
+// LongRoPE and partial rotary) on the same tiny checkpoints (f32 compute; tools/make_golden.py). The reference forward must reproduce its logits within 1e-3
 // (max abs) and its 32-token greedy continuations exactly; chunked and batched steps must
 // agree with a single full forward (an identity of the paged KV cache).
 #include <gtest/gtest.h>

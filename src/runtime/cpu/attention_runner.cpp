@@ -26,6 +26,8 @@ AttentionRunner::AttentionRunner(const kernels::AttentionKernels& kernels, Threa
 std::int64_t AttentionRunner::block_rows(const models::AttentionSequence& s, std::int64_t group,
                                          std::int64_t head_dim) const {
   if (!attend_rows_ || s.num_rows < kMinBlockRows || head_dim > kernels::kMaxAttentionRowsHeadDim) return 0;
+  // The blocked kernel starts every row at position 0: rows whose window cuts the context go row by row.
+  if (s.window > 0 && s.num_cached + s.num_rows > s.window) return 0;
   const std::int64_t rows = std::min(kMaxBlockRows, kernels::kMaxAttentionRowQueries / group);
   return rows >= 2 ? rows : 0;
 }
@@ -60,11 +62,13 @@ void AttentionRunner::run(const kernels::PagedKv& kv, const float* q, std::int64
       continue;
     }
     for (std::int64_t r = 0; r < s.num_rows; ++r) {
-      const std::int64_t context = s.num_cached + r + 1;
+      const std::int64_t end = s.num_cached + r + 1;
+      const std::int64_t begin = s.window > 0 ? std::max<std::int64_t>(0, end - s.window) : 0;  // [begin, end)
+      const std::int64_t context = end - begin;
       const std::int64_t splits = splits_for(units, context);
       for (std::int64_t h = 0; h < kv.num_kv_heads; ++h) {
         for (std::int64_t i = 0; i < splits; ++i) {
-          tasks_.push_back({s.row_begin + r, h, context * i / splits, context * (i + 1) / splits,
+          tasks_.push_back({s.row_begin + r, h, begin + context * i / splits, begin + context * (i + 1) / splits,
                             splits > 1 ? slots++ : -1, s.block_table.data(), 0});
         }
       }

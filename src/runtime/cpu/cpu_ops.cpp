@@ -126,12 +126,20 @@ void CpuOps::linear(const float* x, std::int64_t rows, std::span<const models::L
 
 void CpuOps::rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads, std::int64_t num_kv_heads,
                   std::int64_t head_dim, const models::RotaryTable& table) {
-  const std::int64_t half = head_dim / 2;
+  const std::int64_t rotary = table.rotary_dim > 0 ? table.rotary_dim : head_dim;
+  const std::int64_t half = rotary / 2;
   const std::int64_t row_floats = (num_heads + num_kv_heads) * head_dim;
   for_ranges(rows, kParallelFloats / row_floats, [&](std::int64_t r0, std::int64_t r1) {
     for (std::int64_t r = r0; r < r1; ++r) {
       const float* c = table.cos + r * half;
       const float* s = table.sin + r * half;
+      if (rotary < head_dim) {  // partial rotary (Phi-3 variants): the kernel sees one head at a time
+        for (std::int64_t h = 0; h < num_heads + num_kv_heads; ++h) {
+          float* head = h < num_heads ? q + (r * num_heads + h) * head_dim : k + (r * num_kv_heads + h - num_heads) * head_dim;
+          elementwise_.rope(head, 1, static_cast<std::size_t>(rotary), c, s);
+        }
+        continue;
+      }
       elementwise_.rope(q + r * num_heads * head_dim, static_cast<std::size_t>(num_heads), static_cast<std::size_t>(head_dim), c, s);
       elementwise_.rope(k + r * num_kv_heads * head_dim, static_cast<std::size_t>(num_kv_heads),
                         static_cast<std::size_t>(head_dim), c, s);
