@@ -32,13 +32,29 @@ void print_config(const ir::ModelConfig& c) {
   fmt::print("intermediate size   {}\n", c.intermediate_size);
   fmt::print("vocabulary          {}\n", c.vocab_size);
   fmt::print("context             {} positions\n", c.max_position_embeddings);
-  const char* scaling = c.rope_scaling.type == ir::RopeScalingType::kLlama3   ? "llama3"
-                        : c.rope_scaling.type == ir::RopeScalingType::kLinear ? "linear"
-                                                                               : "none";
-  fmt::print("rope                theta {}, scaling {} (factor {})\n", c.rope_theta, scaling, c.rope_scaling.factor);
+  const char* scaling = c.rope_scaling.type == ir::RopeScalingType::kLlama3     ? "llama3"
+                        : c.rope_scaling.type == ir::RopeScalingType::kLinear   ? "linear"
+                        : c.rope_scaling.type == ir::RopeScalingType::kLongRope ? "longrope"
+                                                                                 : "none";
+  fmt::print("rope                theta {}, scaling {} (factor {}), rotary dims {} of {}\n", c.rope_theta, scaling,
+             c.rope_scaling.factor, c.rotary_dim, c.head_dim);
+  if (c.rope_scaling.type == ir::RopeScalingType::kLongRope) {
+    fmt::print("longrope            original context {}, attention factor {:.6g} (long factors not implemented)\n",
+               c.rope_scaling.original_max_position_embeddings, c.rope_scaling.attention_factor);
+  }
   fmt::print("rms norm eps        {}\n", c.rms_norm_eps);
   fmt::print("tied embeddings     {}\n", c.tie_word_embeddings ? "yes" : "no");
-  fmt::print("biases              attention {}, mlp {}\n", c.attention_bias ? "yes" : "no", c.mlp_bias ? "yes" : "no");
+  fmt::print("biases              q/k/v {}, o {}, mlp {}\n", c.attention_bias ? "yes" : "no",
+             c.attention_output_bias ? "yes" : "no", c.mlp_bias ? "yes" : "no");
+  fmt::print("q/k norm            {}\n", c.qk_norm ? "per head (RMSNorm)" : "no");
+  if (c.fused_projections) fmt::print("fused projections   qkv_proj, gate_up_proj (split on load)\n");
+  std::int64_t windowed = 0;
+  for (std::int64_t l = 0; l < c.num_layers; ++l) windowed += c.window_of_layer(l) > 0;
+  if (c.sliding_window > 0) {
+    fmt::print("sliding window      {} positions in {} of {} layers\n", c.sliding_window, windowed, c.num_layers);
+  } else {
+    fmt::print("sliding window      none\n");
+  }
 }
 
 // "F32", or for a quantised IR weight its scheme and group size ("int4_sym g128").

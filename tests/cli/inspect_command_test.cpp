@@ -26,6 +26,32 @@ TEST(InspectCommand, PrintsConfigTensorsAndTotals) {
   EXPECT_NE(r.out.find(fmt::format("{} tensors, {} parameters", f.tensors().size(), params)), std::string::npos) << r.out;
 }
 
+// Phi-3's fused projections are listed split, with the parameter total of the file unchanged;
+// Mistral's window and Qwen's per-architecture layout are reported.
+TEST(InspectCommand, ReportsArchitectureVariations) {
+  const auto phi3 = testing::test_data_dir() / "checkpoints" / "phi3_tiny";
+  auto r = testing::run_kiln({"inspect", phi3.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Phi3ForCausalLM (family phi3)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("scaling longrope"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rotary dims 8 of 16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("model.layers.0.self_attn.k_proj.weight"), std::string::npos);
+  EXPECT_EQ(r.out.find("qkv_proj.weight"), std::string::npos);
+  ir::SafetensorsFile f(phi3 / "model.safetensors");
+  std::int64_t params = 0;
+  for (const auto& [name, t] : f.tensors()) params += t.num_elements();
+  // Each layer's two fused tensors become five.
+  EXPECT_NE(r.out.find(fmt::format("{} tensors, {} parameters", f.tensors().size() + 3 * 2, params)), std::string::npos)
+      << r.out;
+  r = testing::run_kiln({"inspect", (testing::test_data_dir() / "checkpoints" / "mistral_tiny").string()});
+  EXPECT_NE(r.out.find("sliding window      8 positions in 2 of 2 layers"), std::string::npos) << r.out;
+  r = testing::run_kiln({"inspect", (testing::test_data_dir() / "checkpoints" / "qwen2_tiny").string()});
+  EXPECT_NE(r.out.find("biases              q/k/v yes, o no, mlp no"), std::string::npos) << r.out;
+  r = testing::run_kiln({"inspect", (testing::test_data_dir() / "checkpoints" / "qwen3_tiny").string()});
+  EXPECT_NE(r.out.find("q/k norm            per head (RMSNorm)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("head dim 32"), std::string::npos) << r.out;
+}
+
 TEST(InspectCommand, UnknownArchitectureIsAnError) {
   testing::TempDir dir;
   std::filesystem::copy(testing::test_data_dir() / "checkpoints" / "llama3_tiny", dir.path() / "m");

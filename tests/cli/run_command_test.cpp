@@ -18,7 +18,7 @@ Json golden_records(const std::string& name) {
 }
 
 TEST(RunCommand, GreedyOutputMatchesTransformers) {
-  for (const std::string name : {"llama3_tiny", "llama2_tiny"}) {
+  for (const std::string name : {"llama3_tiny", "llama2_tiny", "qwen2_tiny", "qwen3_tiny", "mistral_tiny", "phi3_tiny"}) {
     const auto dir = (testing::test_data_dir() / "checkpoints" / name).string();
     for (const Json& r : golden_records(name)) {
       const auto result = run_kiln({"run", "--model", dir, "--prompt", r["prompt"].get<std::string>(), "-n", "32",
