@@ -38,6 +38,17 @@ Json llama3_config(std::int64_t hidden, std::int64_t layers, std::int64_t heads,
           {"torch_dtype", "bfloat16"}};
 }
 
+// Qwen2.5 / Qwen3 shapes (the published config.json's fields kiln reads; tied embeddings).
+Json qwen_config(const char* architecture, std::int64_t hidden, std::int64_t layers, std::int64_t heads,
+                 std::int64_t kv_heads, std::int64_t head_dim, std::int64_t intermediate, std::int64_t context) {
+  return {{"architectures", {architecture}}, {"hidden_size", hidden}, {"num_hidden_layers", layers},
+          {"num_attention_heads", heads}, {"num_key_value_heads", kv_heads}, {"head_dim", head_dim},
+          {"intermediate_size", intermediate}, {"vocab_size", 151936}, {"max_position_embeddings", context},
+          {"rms_norm_eps", 1e-6}, {"rope_theta", 1000000.0}, {"tie_word_embeddings", true},
+          {"use_sliding_window", false}, {"attention_bias", false}, {"hidden_act", "silu"},
+          {"bos_token_id", 151643}, {"eos_token_id", 151645}, {"torch_dtype", "bfloat16"}};
+}
+
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -69,12 +80,12 @@ ir::DType checkpoint_dtype(const ir::ModelConfig& c) {
 void encode_values(const models::TensorSpec& spec, std::uint64_t seed, std::uint64_t first, std::size_t count,
                    ir::DType dtype, std::vector<std::uint8_t>& out) {
   const std::uint64_t base = splitmix64(seed ^ name_hash(spec.name));
-  const bool is_norm = spec.role == models::TensorRole::kNorm && spec.name.ends_with("layernorm.weight");
-  const bool is_final_norm = spec.name == "model.norm.weight";
+  // Every norm gain (layer norms, Qwen3's per-head q/k norms, the final norm).
+  const bool is_norm = spec.role == models::TensorRole::kNorm && spec.name.ends_with("norm.weight");
   out.resize(count * ir::dtype_size(dtype));
   for (std::size_t i = 0; i < count; ++i) {
     // Norm gains start at one, as a freshly initialised model's; everything else is noise.
-    const float v = is_norm || is_final_norm ? 1.0f : gaussian_like(base + first + i, kInitStd);
+    const float v = is_norm ? 1.0f : gaussian_like(base + first + i, kInitStd);
     if (dtype == ir::DType::kF32) {
       std::memcpy(out.data() + 4 * i, &v, 4);
     } else {
@@ -109,6 +120,8 @@ void write_tokenizer(const SynthOptions& o, const ir::ModelConfig& c, const fs::
 std::optional<Json> synth_preset_config(std::string_view like) {
   if (like == "llama-3.2-1b") return llama3_config(2048, 16, 32, 8, 8192, true, 32.0);
   if (like == "llama-3.1-8b") return llama3_config(4096, 32, 32, 8, 14336, false, 8.0);
+  if (like == "qwen2.5-0.5b") return qwen_config("Qwen2ForCausalLM", 896, 24, 14, 2, 64, 4864, 32768);
+  if (like == "qwen3-0.6b") return qwen_config("Qwen3ForCausalLM", 1024, 28, 16, 8, 128, 3072, 40960);
   return std::nullopt;
 }
 
@@ -120,7 +133,8 @@ SynthResult synthesize_checkpoint(const SynthOptions& o) {
   } else if (fs::is_regular_file(o.like)) {
     config_json = read_json_file(o.like);
   } else {
-    fail("--like '{}' is neither a preset (llama-3.2-1b, llama-3.1-8b) nor a config.json file", o.like);
+    fail("--like '{}' is neither a preset (llama-3.2-1b, llama-3.1-8b, qwen2.5-0.5b, qwen3-0.6b) nor a config.json file",
+         o.like);
   }
   const ir::ModelConfig config = ir::parse_model_config(config_json, o.like);
   const ir::DType dtype = checkpoint_dtype(config);
