@@ -191,11 +191,12 @@ def main():
                                   attention_bias=True, mlp_bias=True, rms_norm_eps=1e-6,
                                   rope_scaling={"rope_type": "linear", "factor": 2.0}),
           torch.float16, shards=False, seed=3, std=0.25)
-    # Qwen2.5 style: biases on q/k/v only, tied embeddings, sliding window declared but off.
+    # Qwen2.5 style: biases on q/k/v only, tied embeddings; the sliding window (off in Qwen2.5,
+    # where this is the Llama path) switched on from layer 1 (max_window_layers) with 8 positions.
     build("qwen2_tiny", dict(vocab_size=384, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
                              rope_theta=1000000.0, tie_word_embeddings=True, rms_norm_eps=1e-6,
-                             use_sliding_window=False, sliding_window=4096, max_window_layers=2),
+                             use_sliding_window=True, sliding_window=8, max_window_layers=1),
           torch.float32, shards=False, seed=4, std=0.25, classes=(Qwen2Config, Qwen2ForCausalLM))
     # Qwen3 style: per-head q/k RMSNorm, explicit head_dim (≠ hidden / heads), no biases, f16.
     build("qwen3_tiny", dict(vocab_size=352, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
