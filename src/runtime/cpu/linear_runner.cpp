@@ -20,6 +20,13 @@ std::size_t linear_task_count(std::size_t tiles, std::size_t bytes, std::size_t 
   return std::min(tiles, std::max(threads * 4, bytes / kTaskBytes));
 }
 
+std::size_t linear_task_begin(std::size_t task, std::size_t tasks, std::size_t tiles, std::size_t rows) {
+  if (task >= tasks) return tiles;
+  if (rows <= 1) return tiles * task / tasks;
+  const std::size_t left = tasks - task;
+  return tiles * (tasks * tasks - left * left) / (tasks * tasks) / 2 * 2;
+}
+
 LinearRunner::LinearRunner(Isa isa, std::size_t act_group_size, ThreadPool& pool)
     : quantize_(kernels::find_quantize_activations(isa)), act_group_size_(act_group_size), pool_(pool) {}
 
@@ -31,9 +38,10 @@ const kernels::QuantizedActivations& LinearRunner::quantize(const float* x, std:
     it->rows = rows;
   }
   view_ = it->storage->view(rows);
+  // Even tasks: a 26-row prompt quantises 13 + 13 rows on two threads, not 16 + 10.
   const std::size_t tasks = (rows + kQuantizeRowsPerTask - 1) / kQuantizeRowsPerTask;
   pool_.parallel_for(tasks, [&](std::size_t t, std::size_t) {
-    quantize_(x, view_, t * kQuantizeRowsPerTask, std::min(rows, (t + 1) * kQuantizeRowsPerTask));
+    quantize_(x, view_, rows * t / tasks, rows * (t + 1) / tasks);
   });
   return view_;
 }
@@ -60,7 +68,8 @@ void LinearRunner::run(const float* x, std::int64_t rows, std::span<const models
   const std::size_t tasks = linear_task_count(tiles, bytes, pool_.num_threads());
   const std::size_t count = targets.size();
   pool_.parallel_for(tasks, [&](std::size_t task, std::size_t) {
-    const std::size_t tile_begin = tiles * task / tasks, tile_end = tiles * (task + 1) / tasks;
+    const std::size_t tile_begin = linear_task_begin(task, tasks, tiles, n);
+    const std::size_t tile_end = linear_task_begin(task + 1, tasks, tiles, n);
     for (std::size_t i = 0; i < count; ++i) {
       const Job& j = jobs[i];
       const kernels::PackedLayout& l = j.matrix->packed.layout;
