@@ -110,6 +110,7 @@ void InputStatistics::end_sample() {
     var_sum += var;
     var_max = std::max(var_max, var);
     mag_sum += sample_max_abs_[c];
+    sample_means_.push_back(static_cast<float>(mean));
   }
   hawq_sum_ += sum_sq / (n * static_cast<double>(in_));
   mean_var_sum_ += var_sum / static_cast<double>(in_);
@@ -145,6 +146,9 @@ std::vector<double> InputStatistics::hessian_block(std::int64_t first, std::int6
 
 void InputStatistics::rescale_channels(std::span<const double> scales) {
   for (std::int64_t c = 0; c < in_; ++c) sum_abs_[c] /= scales[c];
+  for (std::size_t i = 0; i < sample_means_.size(); ++i) {
+    sample_means_[i] = static_cast<float>(sample_means_[i] / scales[i % static_cast<std::size_t>(in_)]);
+  }
   for (std::int64_t r = 0; r < num_rows(); ++r) {
     for (std::int64_t c = 0; c < in_; ++c) rows_[r * in_ + c] = static_cast<float>(rows_[r * in_ + c] / scales[c]);
   }

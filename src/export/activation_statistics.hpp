@@ -50,6 +50,9 @@ class InputStatistics {
   double mean_magnitude() const;          // mean over channels of the per-sample max |x|
 
   const std::vector<float>& rows() const { return rows_; }  // [num_rows, in]
+  // Each sample's mean input over its tokens, in sample order (NNCF's per-sample statistic).
+  const std::vector<float>& sample_means() const { return sample_means_; }  // [num_samples, in]
+  std::int64_t num_samples() const { return num_samples_; }
   std::int64_t num_rows() const { return in_ ? static_cast<std::int64_t>(rows_.size()) / in_ : 0; }
 
   HessianMode hessian_mode() const { return config_.hessian; }
@@ -74,6 +77,7 @@ class InputStatistics {
   std::int64_t sample_tokens_ = 0;
   double hawq_sum_ = 0, mean_var_sum_ = 0, max_var_sum_ = 0, mean_mag_sum_ = 0;
   std::vector<float> rows_;
+  std::vector<float> sample_means_;  // [num_samples, in]
   std::vector<double> hessian_;  // kFull: [in, in]; kGroupBlocks: [groups, gs, gs]
   std::vector<std::vector<float>> scratch_;  // per thread: one panel or block of a call's Xᵀ X
 };

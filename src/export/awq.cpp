@@ -14,28 +14,19 @@ constexpr int kGridPoints = 20;  // α = 0, 0.05, ..., 0.95, as the paper's sear
 constexpr double kMinScale = 1e-4;
 constexpr std::size_t kPanelRows = 64;  // weight rows per product in the error sums
 
-// What the output error is measured against: B [in, n] with n = in for the input Hessian H
-// (a row d of W - Ŵ adds dᵀ H d = Σ_j (d·H)_j d_j) or Xᵀ of the sampled rows, n = rows
-// (it adds Σ_j (d·Xᵀ)_j²).
+// What the output error is measured against: B [in, n] = the n per-sample mean inputs as columns
+// (a row d of W - Ŵ adds Σ_j (d·B)_j², the shift of each sample's mean output), as NNCF's AWQ.
 struct ErrorBasis {
   std::vector<float> b;  // [in, n]
   std::size_t n = 0;
-  bool hessian = false;
 };
 
 ErrorBasis error_basis(std::size_t in, const InputStatistics& stats) {
   ErrorBasis basis;
-  if (stats.hessian_mode() == HessianMode::kFull) {
-    const std::vector<double> h = stats.hessian_block(0, static_cast<std::int64_t>(in));
-    basis.b.assign(h.begin(), h.end());
-    basis.n = in;
-    basis.hessian = true;
-    return basis;
-  }
-  basis.n = static_cast<std::size_t>(stats.num_rows());
+  basis.n = static_cast<std::size_t>(stats.num_samples());
   basis.b.resize(in * basis.n);
   for (std::size_t r = 0; r < basis.n; ++r) {
-    for (std::size_t c = 0; c < in; ++c) basis.b[c * basis.n + r] = stats.rows()[r * in + c];
+    for (std::size_t c = 0; c < in; ++c) basis.b[c * basis.n + r] = stats.sample_means()[r * in + c];
   }
   return basis;
 }
@@ -60,8 +51,8 @@ void panel_difference(const AwqTarget& t, std::size_t in, std::span<const double
   }
 }
 
-// The output error Σ over calibration tokens x and outputs o of ((W - Ŵ) x)_o², through the
-// input Hessian or the sampled rows (ErrorBasis), in panels of rows multiplied by B at once.
+// The output error Σ over samples s and outputs o of ((W - Ŵ) μ_s)_o², in panels of rows
+// multiplied by B at once.
 double output_error(const AwqTarget& t, std::size_t in, std::span<const double> s, const ErrorBasis& basis,
                     Scratch& scratch) {
   double total = 0;
@@ -74,8 +65,7 @@ double output_error(const AwqTarget& t, std::size_t in, std::span<const double> 
                        product_isa());
     for (std::size_t r = 0; r < m; ++r) {
       const float* p = scratch.product.data() + r * basis.n;
-      const float* d = scratch.diff.data() + r * in;
-      for (std::size_t j = 0; j < basis.n; ++j) total += basis.hessian ? double(p[j]) * d[j] : double(p[j]) * p[j];
+      for (std::size_t j = 0; j < basis.n; ++j) total += double(p[j]) * p[j];
     }
   }
   return total;
@@ -99,8 +89,7 @@ std::vector<double> scales_for(std::span<const double> magnitude, double alpha) 
 
 std::vector<double> search_awq_scales(std::span<const AwqTarget> targets, std::size_t in, const InputStatistics& stats,
                                       ThreadPool* pool) {
-  const bool full = stats.hessian_mode() == HessianMode::kFull;
-  if ((!full && stats.num_rows() == 0) || stats.num_tokens() == 0) return std::vector<double>(in, 1.0);
+  if (stats.num_samples() == 0 || stats.num_tokens() == 0) return std::vector<double>(in, 1.0);
   const ErrorBasis basis = error_basis(in, stats);
   std::vector<double> magnitude(in);  // [in] mean |x| per channel
   for (std::size_t c = 0; c < in; ++c) magnitude[c] = stats.mean_abs(static_cast<std::int64_t>(c));

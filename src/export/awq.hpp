@@ -2,12 +2,11 @@
 // the layers that read one input is multiplied by s_c and the op producing that input divided by
 // it, which leaves the float model unchanged but lets salient channels (large activations) keep
 // more precision after quantisation. s = mean|x|^α (normalised), α searched on a grid so the
-// quantised layers' output error over the calibration tokens is least (all of them, through the
-// input Hessian, when the statistics keep it in full; else sampled rows); α = 0 (s = 1, plain
-// round to nearest) is on the grid, so AWQ never ends worse on those tokens.
+// quantised layers' error on the per-sample mean inputs (as NNCF measures it) is least; α = 0
+// (s = 1, plain round to nearest) is on the grid, so AWQ never ends worse on that measure.
 // NOTE: NNCF applies AWQ to the MatMul→Multiply→MatMul pattern only (Llama: down_proj, folded
-// into up_proj) and corrects the groups of the top 0.2% channels from per-sample token means;
-// kiln follows the paper: every group of every pair below, searched on real tokens.
+// into up_proj) and corrects the groups of the top 0.2% channels; kiln follows the paper: every
+// group of every pair below (measured better on kiln-tiny, BENCHMARKS.md).
 #pragma once
 
 #include <span>
@@ -26,8 +25,8 @@ struct AwqTarget {
   std::size_t group_size = 0;
 };
 
-// The per-input-channel scales s [in] (all 1 when no α beats round to nearest or no rows were
-// sampled). Does not change the targets. `pool` (may be null) shares the grid between cores; the
+// The per-input-channel scales s [in] (all 1 when no α beats round to nearest or no samples
+// were recorded). Does not change the targets. `pool` (may be null) shares the grid between cores; the
 // result does not depend on it.
 std::vector<double> search_awq_scales(std::span<const AwqTarget> targets, std::size_t in, const InputStatistics& stats,
                                       ThreadPool* pool = nullptr);

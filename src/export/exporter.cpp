@@ -27,11 +27,6 @@ namespace fs = std::filesystem;
 
 // Statistics above this are refused rather than risk the machine's memory (GPTQ keeps in² doubles per input).
 constexpr std::uint64_t kStatisticsBudgetBytes = 6ull << 30;
-constexpr std::int64_t kAwqRows = 128;  // token rows kept per input for AWQ's search on wide inputs
-// Inputs up to this width keep their full Hessian Σ x xᵀ for AWQ (in² / 2 multiply-adds per token),
-// so its search scores every calibration token; 128 sampled rows of a 256-wide input let AWQ
-// pick scales that raised held-out perplexity on kiln-tiny (BENCHMARKS.md).
-constexpr std::int64_t kAwqFullHessianMaxIn = 1024;
 
 // Files copied next to model.json: everything a tokenizer or generation needs.
 constexpr const char* kCopiedFiles[] = {"tokenizer.json",      "tokenizer_config.json", "special_tokens_map.json",
@@ -45,20 +40,14 @@ std::int64_t peak_rss_bytes() {
 }
 
 // What each weight's input must record, given the plan's candidates and the recipe.
-std::map<std::string, StatisticsConfig> statistics_needed(const std::vector<TensorPlan>& plan, const ExportRecipe& r,
-                                                          std::int64_t total_tokens) {
+std::map<std::string, StatisticsConfig> statistics_needed(const std::vector<TensorPlan>& plan, const ExportRecipe& r) {
   std::map<std::string, StatisticsConfig> watched;
   for (const TensorPlan& p : plan) {
     if (!p.ratio_defining || p.spec.role == models::TensorRole::kEmbedding) continue;
     StatisticsConfig c;
-    c.hessian = r.gptq ? HessianMode::kFull : r.scale_estimation ? HessianMode::kGroupBlocks : HessianMode::kNone;
+    // AWQ and scale estimation read only the per-sample means, which every InputStatistics keeps.
+    c.hessian = r.gptq ? HessianMode::kFull : HessianMode::kNone;
     c.group_size = r.group_size == -1 || r.group_size > p.spec.shape[1] ? p.spec.shape[1] : r.group_size;
-    if (r.awq && p.spec.shape[1] <= kAwqFullHessianMaxIn) {
-      c.hessian = HessianMode::kFull;
-    } else if (r.awq) {
-      c.max_rows = kAwqRows;
-      c.row_stride = std::max<std::int64_t>(1, total_tokens / kAwqRows);
-    }
     watched.emplace(p.spec.name, c);
   }
   return watched;
@@ -119,7 +108,7 @@ void Exporter::calibrate() {
   const Tokenizer tokenizer = Tokenizer::from_dir(options_.model_dir);
   calibration_ = load_calibration_data(recipe_.dataset, tokenizer, checkpoint_->config().bos_token_id,
                                        recipe_.num_samples, recipe_.sample_tokens);
-  const auto watched = statistics_needed(plan_, recipe_, calibration_->num_tokens());
+  const auto watched = statistics_needed(plan_, recipe_);
   const std::uint64_t bytes = statistics_bytes(plan_, watched);
   if (bytes > kStatisticsBudgetBytes) {
     fail(ErrorKind::kUnsupported, "calibration statistics for this model would need about {} MiB (limit {} MiB){}",

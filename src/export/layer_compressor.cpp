@@ -37,7 +37,7 @@ void LayerCompressor::apply_awq_pair(const std::map<std::string, const TensorPla
     // AWQ helps 4-bit layers (NNCF skips the rest); every reader of the input must be one.
     if (it == by_name.end() || !it->second->primary) return;
     stats = statistics(t);
-    if (stats == nullptr || (stats->num_rows() == 0 && stats->hessian_mode() != HessianMode::kFull)) return;
+    if (stats == nullptr || stats->num_samples() == 0) return;
   }
   const std::size_t in = static_cast<std::size_t>(stats->in());
   std::vector<AwqTarget> awq_targets;

@@ -18,6 +18,9 @@ constexpr int kScaleSteps = 5;
 constexpr float kScaleStepFactor = 0.05f;
 
 constexpr std::size_t kPanelRows = 32;  // rows searched in lockstep per task
+// NNCF's subset (AdvancedScaleEstimationParameters.subset_size): of more samples, every
+// (samples / 64)-th one's mean is used.
+constexpr std::size_t kMeanSubset = 64;
 
 struct Candidate {
   double error = 0;
@@ -181,6 +184,25 @@ std::vector<float> hessian_block_f32(const InputStatistics& stats, std::size_t f
   return {block.begin(), block.end()};
 }
 
+std::vector<float> sample_mean_gram(const InputStatistics& stats, std::size_t first, std::size_t size) {
+  const auto in = static_cast<std::size_t>(stats.in());
+  const auto samples = static_cast<std::size_t>(stats.num_samples());
+  if (samples == 0 || first >= in) fail(ErrorKind::kInternal, "scale estimation: no per-sample means from column {}", first);
+  const std::size_t n = std::min(size, in - first);
+  const std::size_t step = std::max<std::size_t>(1, samples / kMeanSubset);
+  std::vector<double> gram(n * n, 0.0);  // [n, n]
+  std::size_t used = 0;
+  for (std::size_t s = 0; s < samples; s += step, ++used) {
+    const float* mu = stats.sample_means().data() + s * in + first;  // [n]
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) gram[i * n + j] += static_cast<double>(mu[i]) * mu[j];
+    }
+  }
+  std::vector<float> out(n * n);
+  for (std::size_t i = 0; i < n * n; ++i) out[i] = static_cast<float>(gram[i] / static_cast<double>(used));
+  return out;
+}
+
 QuantParams estimate_group_params(WeightScheme scheme, std::span<const float> w, const float* hessian,
                                   QuantParams start) {
   QuantParams params = start;
@@ -191,8 +213,8 @@ QuantParams estimate_group_params(WeightScheme scheme, std::span<const float> w,
 QuantizedMatrix quantize_with_scale_estimation(std::span<const float> w, std::size_t out, std::size_t in,
                                                WeightScheme scheme, std::size_t group_size,
                                                const InputStatistics& stats, std::string_view name) {
-  if (stats.in() != static_cast<std::int64_t>(in) || stats.hessian_mode() == HessianMode::kNone) {
-    fail(ErrorKind::kInternal, "scale estimation of '{}': no input statistics of width {}", name, in);
+  if (stats.in() != static_cast<std::int64_t>(in) || stats.num_samples() == 0) {
+    fail(ErrorKind::kInternal, "scale estimation of '{}': no per-sample input means of width {}", name, in);
   }
   QuantizedMatrix m(scheme, out, in, group_size);
   // Rows are independent: panels of them are split over the cores. Each row's result does not
@@ -200,7 +222,7 @@ QuantizedMatrix quantize_with_scale_estimation(std::span<const float> w, std::si
   const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
   for (std::size_t first = 0, g = 0; first < in; first += group_size, ++g) {
     const std::size_t n = std::min(group_size, in - first);
-    const std::vector<float> h = hessian_block_f32(stats, first, group_size);  // [n, n]
+    const std::vector<float> h = sample_mean_gram(stats, first, group_size);  // [n, n]
     std::vector<QuantParams> params(out);  // [out] round to nearest's, then the best found
     for (std::size_t r = 0; r < out; ++r) params[r] = rtn_params(scheme, w.subspan(r * in + first, n));
     const std::size_t panels = (out + kPanelRows - 1) / kPanelRows;

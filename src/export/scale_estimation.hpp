@@ -1,10 +1,10 @@
 // Scale estimation (NNCF's --scale-estimation, data-aware): each group's scale is refined to
-// minimise the error the group adds to the layer's output over the calibration tokens,
-// (w - ŵ)ᵀ H (w - ŵ) with H = Σ x xᵀ of the group's input channels, starting from round to
-// nearest and never ending worse than it. As NNCF: a few steps of the least-squares ideal scale
-// for the current codes, then a grid of shrunken scales each followed by its ideal scale; the zero
-// point stays as round to nearest chose it. Unlike NNCF (per-sample token means), H covers every
-// calibration token.
+// minimise the error the group adds to the layer's output, (w - ŵ)ᵀ M (w - ŵ), starting from round
+// to nearest and never ending worse than it on M. As NNCF, M = Σ_s μ_s μ_sᵀ over the per-sample
+// mean inputs μ_s (a subset of 64 samples), i.e. the shift each sample's mean output suffers: on
+// kiln-tiny this beat the every-token Hessian Σ x xᵀ clearly (BENCHMARKS.md). The search: a few
+// steps of the least-squares ideal scale for the current codes, then a grid of shrunken scales each
+// followed by its ideal scale; the zero point stays as round to nearest chose it.
 #pragma once
 
 #include <span>
@@ -20,11 +20,14 @@ namespace kiln::exporter {
 QuantParams estimate_group_params(WeightScheme scheme, std::span<const float> w, const float* hessian,
                                   QuantParams start);
 
-// The [n, n] block of Σ x xᵀ from `first` (n = min(size, in - first)) in f32, as the search reads it.
+// The [n, n] block of Σ x xᵀ from `first` (n = min(size, in - first)) in f32, as the search reads it
+// (GPTQ's scale estimation, which searches on the Hessian its error compensation uses).
 std::vector<float> hessian_block_f32(const InputStatistics& stats, std::size_t first, std::size_t size);
 
-// An [out, in] matrix quantised with estimated scales; `stats` must hold group blocks (or the
-// full xᵀx) of its input.
+// The [n, n] block from `first` of Σ_s μ_s μ_sᵀ / S over the subset of S per-sample mean inputs.
+std::vector<float> sample_mean_gram(const InputStatistics& stats, std::size_t first, std::size_t size);
+
+// An [out, in] matrix quantised with estimated scales; `stats` must hold per-sample means of its input.
 QuantizedMatrix quantize_with_scale_estimation(std::span<const float> w, std::size_t out, std::size_t in,
                                                WeightScheme scheme, std::size_t group_size,
                                                const InputStatistics& stats, std::string_view name);

@@ -1,4 +1,5 @@
-// Oracles: the layer output error Σ_x ‖(W − Ŵ) x‖² over the same calibration rows, computed
+// Oracles: the layer output error Σ_x ‖(W − Ŵ) x‖² over the same calibration rows, or for scale
+// estimation Σ_s ‖(W − Ŵ) μ_s‖² over the samples' mean rows (what it minimises), computed
 // directly here; identities (GPTQ with H ∝ I is round to nearest; Uᵀ U H = I); and statistics
 // recomputed by plain loops. Scale estimation, GPTQ and AWQ must not be worse than round to
 // nearest on the data they saw, and must be clearly better where activations are uneven.
@@ -38,6 +39,8 @@ Problem make_problem(std::uint32_t seed) {
   return p;
 }
 
+constexpr std::size_t kSampleRows = 16;  // record() cuts the rows into samples of this many
+
 InputStatistics record(const Problem& p, HessianMode mode, std::size_t group_size) {
   StatisticsConfig c;
   c.hessian = mode;
@@ -45,10 +48,30 @@ InputStatistics record(const Problem& p, HessianMode mode, std::size_t group_siz
   c.row_stride = 1;
   c.max_rows = static_cast<std::int64_t>(p.rows);
   InputStatistics s(static_cast<std::int64_t>(p.in), c);
-  s.begin_sample();
-  s.add_rows(p.x.data(), static_cast<std::int64_t>(p.rows));
-  s.end_sample();
+  for (std::size_t first = 0; first < p.rows; first += kSampleRows) {
+    s.begin_sample();
+    s.add_rows(p.x.data() + first * p.in, static_cast<std::int64_t>(std::min(kSampleRows, p.rows - first)));
+    s.end_sample();
+  }
   return s;
+}
+
+// Σ over samples of ‖(W − Ŵ) μ_s‖², μ_s the mean of the sample's rows (samples as record cuts them).
+double mean_output_error(const Problem& p, const std::vector<float>& w_hat) {
+  double total = 0;
+  for (std::size_t first = 0; first < p.rows; first += kSampleRows) {
+    const std::size_t n = std::min(kSampleRows, p.rows - first);
+    std::vector<double> mu(p.in, 0.0);  // [in]
+    for (std::size_t r = first; r < first + n; ++r) {
+      for (std::size_t c = 0; c < p.in; ++c) mu[c] += p.x[r * p.in + c] / double(n);
+    }
+    for (std::size_t o = 0; o < p.out; ++o) {
+      double d = 0;
+      for (std::size_t c = 0; c < p.in; ++c) d += (double(p.w[o * p.in + c]) - w_hat[o * p.in + c]) * mu[c];
+      total += d * d;
+    }
+  }
+  return total;
 }
 
 double output_error(const Problem& p, const std::vector<float>& w_hat) {
@@ -80,10 +103,10 @@ double rtn_error(const Problem& p, WeightScheme scheme, std::size_t gs) {
 TEST(ScaleEstimation, NeverWorseAndBetterOnUnevenActivations) {
   for (WeightScheme scheme : {WeightScheme::kInt4Sym, WeightScheme::kInt4Asym, WeightScheme::kNf4}) {
     const Problem p = make_problem(1);
-    const InputStatistics stats = record(p, HessianMode::kGroupBlocks, 32);
+    const InputStatistics stats = record(p, HessianMode::kNone, 32);
     const QuantizedMatrix m = quantize_with_scale_estimation(p.w, p.out, p.in, scheme, 32, stats, "w");
-    const double se = output_error(p, dequantize_weights(m.view()));
-    const double rtn = rtn_error(p, scheme, 32);
+    const double se = mean_output_error(p, dequantize_weights(m.view()));
+    const double rtn = mean_output_error(p, dequantize_weights(quantize_weights(p.w, p.out, p.in, scheme, 32, "w").view()));
     EXPECT_LT(se, 0.9 * rtn) << weight_scheme_name(scheme) << ": SE " << se << " vs RTN " << rtn;
   }
 }
@@ -160,7 +183,8 @@ TEST(Awq, FindsScalesThatLowerTheOutputError) {
   for (std::size_t o = 0; o < p.out; ++o) {
     for (std::size_t c = 0; c < p.in; ++c) w_hat[o * p.in + c] = static_cast<float>(w_hat[o * p.in + c] / s[c]);
   }
-  EXPECT_LT(output_error(p, w_hat), 0.9 * rtn_error(p, WeightScheme::kInt4Sym, 32));
+  const double rtn = mean_output_error(p, dequantize_weights(quantize_weights(p.w, p.out, p.in, WeightScheme::kInt4Sym, 32, "w").view()));
+  EXPECT_LT(mean_output_error(p, w_hat), 0.9 * rtn);
 }
 
 // Oracle: the kernels' quantize_value / dequantize_value, element by element. fake_quantize has
@@ -224,9 +248,43 @@ TEST(InputStatistics, MatchesDirectComputation) {
   // Each call's products are summed in f32 (float_products.hpp), then in f64.
   EXPECT_NEAR(s.hessian(5, 3), h_3_5, 1e-5 * std::fabs(h_3_5) + 1e-6);
   EXPECT_EQ(s.hessian(3, 20), 0.0);  // different groups: not kept
+  ASSERT_EQ(s.num_samples(), 2);
+  ASSERT_EQ(s.sample_means().size(), 2 * p.in);
+  double mean_7 = 0;  // channel 7's mean over the second sample
+  for (std::size_t r = 100; r < 256; ++r) mean_7 += p.x[r * p.in + 7] / 156.0;
+  EXPECT_NEAR(s.sample_means()[p.in + 7], mean_7, 1e-6 * std::fabs(mean_7) + 1e-7);
   std::vector<double> scale(p.in, 2.0);
   s.rescale_channels(scale);
   EXPECT_NEAR(s.hessian(5, 3), h_3_5 / 4, 1e-5 * std::fabs(h_3_5) + 1e-6);
+  EXPECT_NEAR(s.sample_means()[p.in + 7], mean_7 / 2, 1e-6 * std::fabs(mean_7) + 1e-7);
+}
+
+// Oracle: Σ_s μ_s μ_sᵀ / S by plain loops over NNCF's subset: of 130 samples, every second one
+// (130 / 64 = 2), i.e. the 65 even-numbered samples.
+TEST(ScaleEstimation, SampleMeanGramUsesNncfsSubset) {
+  const std::size_t in = 8, samples = 130;
+  InputStatistics s(static_cast<std::int64_t>(in), StatisticsConfig{});
+  std::mt19937 rng(12);
+  std::normal_distribution<float> n(0.0f, 1.0f);
+  std::vector<float> means;  // [samples, in] each one-row sample's mean is the row
+  for (std::size_t k = 0; k < samples; ++k) {
+    std::vector<float> row(in);
+    for (float& v : row) v = n(rng);
+    means.insert(means.end(), row.begin(), row.end());
+    s.begin_sample();
+    s.add_rows(row.data(), 1);
+    s.end_sample();
+  }
+  const std::vector<float> gram = sample_mean_gram(s, 2, 4);  // columns 2..5
+  ASSERT_EQ(gram.size(), 16u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    for (std::size_t j = 0; j < 4; ++j) {
+      double want = 0;
+      for (std::size_t k = 0; k < samples; k += 2) want += double(means[k * in + 2 + i]) * means[k * in + 2 + j];
+      want /= 65.0;
+      EXPECT_NEAR(gram[i * 4 + j], want, 1e-5 * (1 + std::fabs(want)));
+    }
+  }
 }
 
 }  // namespace
