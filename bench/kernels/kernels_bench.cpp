@@ -1,7 +1,7 @@
 // Kernel microbenchmarks: decode GEMV over a Llama-3.2-1B-shaped weight set (GB/s of weight
 // bytes and their share of the streaming-read bandwidth measured around each benchmark, the
 // roofline), and
-// prefill GEMM at n = 26 and 512, and bf16 at 128 (GFLOP/s). Threads split output rows as the runtime will.
+// prefill GEMM at n = 26 and 512, bf16 and kiln-tiny's f16 shapes at 128 (GFLOP/s). Threads split output rows as the runtime will.
 //   kernels_bench [--isa=avx2|avx512|...] [google-benchmark flags]
 #include <benchmark/benchmark.h>
 
@@ -263,6 +263,13 @@ void register_all() {
         }
       }
     }
+  }
+  // f16 weights at one calibration sample (128 rows) of `kiln export` on models/kiln-tiny:
+  // its gate/up, down and q shapes, f32 activations.
+  const std::size_t tiny_shapes[][2] = {{704, 256}, {256, 704}, {256, 256}};
+  for (const auto& [out, in] : tiny_shapes) {
+    const Config c{WeightScheme::kF16, 0, ActivationMode::kF32, 0, 1, 128, 1, out, in};
+    benchmark::RegisterBenchmark(config_name("gemm", c).c_str(), bench_matmul, c)->UseRealTime();
   }
   // Each decode op of the 1B model from memory, as the runtime runs it (int4 sym g128 layers, the
   // int8 asymmetric per-channel head, act group 32): the per-op share of the stream bandwidth.
