@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "export/float_products.hpp"
-#include "util/error.hpp"
 
 namespace kiln::exporter {
 namespace {
@@ -16,13 +15,7 @@ constexpr std::size_t kHessianPanelRows = 64;  // rows of Xᵀ X per parallel ta
 InputStatistics::InputStatistics(std::int64_t in, const StatisticsConfig& config)
     : in_(in), config_(config), sum_abs_(static_cast<std::size_t>(in)) {
   const auto n = static_cast<std::size_t>(in);
-  if (config.hessian == HessianMode::kFull) {
-    hessian_.assign(n * n, 0.0);
-  } else if (config.hessian == HessianMode::kGroupBlocks) {
-    if (config.group_size <= 0) fail(ErrorKind::kInternal, "group-block statistics need a group size");
-    const auto groups = static_cast<std::size_t>((in + config.group_size - 1) / config.group_size);
-    hessian_.assign(groups * static_cast<std::size_t>(config.group_size * config.group_size), 0.0);
-  }
+  if (config.hessian == HessianMode::kFull) hessian_.assign(n * n, 0.0);
 }
 
 void InputStatistics::begin_sample() {
@@ -42,13 +35,8 @@ void InputStatistics::add_rows(const float* x, std::int64_t rows, ThreadPool* po
       sample_sum_sq_[c] += v * v;
       sample_max_abs_[c] = std::max(sample_max_abs_[c], std::fabs(v));
     }
-    if (config_.row_stride > 0 && rows_seen_ % config_.row_stride == 0 && num_rows() < config_.max_rows) {
-      rows_.insert(rows_.end(), xr, xr + in_);
-    }
-    ++rows_seen_;
   }
   if (config_.hessian == HessianMode::kFull) add_full_hessian(x, rows, pool);
-  if (config_.hessian == HessianMode::kGroupBlocks) add_group_hessians(x, rows, pool);
   sample_tokens_ += rows;
   num_tokens_ += rows;
 }
@@ -71,24 +59,6 @@ void InputStatistics::add_full_hessian(const float* x, std::int64_t rows, Thread
     for (std::size_t i = 0; i < m; ++i) {  // upper triangle only; hessian() mirrors it
       double* h = hessian_.data() + (first + i) * in + first;
       for (std::size_t j = i; j < n; ++j) h[j] += c[i * n + j];
-    }
-  });
-}
-
-void InputStatistics::add_group_hessians(const float* x, std::int64_t rows, ThreadPool* pool) {
-  const auto in = static_cast<std::size_t>(in_);
-  const auto gs = static_cast<std::size_t>(config_.group_size);
-  std::vector<std::vector<float>>& scratch = scratch_for(pool);
-  run_tasks(pool, (in + gs - 1) / gs, [&](std::size_t group, std::size_t thread) {
-    const std::size_t first = group * gs, n = std::min(gs, in - first);
-    std::vector<float>& c = scratch[thread];  // [n, n] this group's block of Xᵀ X
-    c.assign(n * n, 0.0f);
-    accumulate_product({.a = x + first, .a_row_stride = 1, .a_k_stride = in, .b = x + first, .ldb = in,
-                        .c = c.data(), .ldc = n, .m = n, .n = n, .k = static_cast<std::size_t>(rows)},
-                       product_isa());
-    double* block = hessian_.data() + group * gs * gs;
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t j = i; j < n; ++j) block[i * gs + j] += c[i * n + j];
     }
   });
 }
@@ -126,13 +96,7 @@ double InputStatistics::mean_magnitude() const { return num_samples_ ? mean_mag_
 
 double InputStatistics::hessian(std::int64_t i, std::int64_t j) const {
   if (i > j) std::swap(i, j);
-  if (config_.hessian == HessianMode::kFull) return hessian_[i * in_ + j];
-  if (config_.hessian == HessianMode::kGroupBlocks) {
-    const std::int64_t gs = config_.group_size;
-    if (i / gs != j / gs) return 0.0;
-    return hessian_[(i / gs) * gs * gs + (i % gs) * gs + (j % gs)];
-  }
-  return 0.0;
+  return config_.hessian == HessianMode::kFull ? hessian_[i * in_ + j] : 0.0;
 }
 
 std::vector<double> InputStatistics::hessian_block(std::int64_t first, std::int64_t size) const {
@@ -149,21 +113,9 @@ void InputStatistics::rescale_channels(std::span<const double> scales) {
   for (std::size_t i = 0; i < sample_means_.size(); ++i) {
     sample_means_[i] = static_cast<float>(sample_means_[i] / scales[i % static_cast<std::size_t>(in_)]);
   }
-  for (std::int64_t r = 0; r < num_rows(); ++r) {
-    for (std::int64_t c = 0; c < in_; ++c) rows_[r * in_ + c] = static_cast<float>(rows_[r * in_ + c] / scales[c]);
-  }
   if (config_.hessian == HessianMode::kFull) {
     for (std::int64_t i = 0; i < in_; ++i) {
       for (std::int64_t j = i; j < in_; ++j) hessian_[i * in_ + j] /= scales[i] * scales[j];
-    }
-  } else if (config_.hessian == HessianMode::kGroupBlocks) {
-    const std::int64_t gs = config_.group_size;
-    for (std::int64_t first = 0; first < in_; first += gs) {
-      const std::int64_t n = std::min(gs, in_ - first);
-      double* block = hessian_.data() + (first / gs) * gs * gs;
-      for (std::int64_t i = 0; i < n; ++i) {
-        for (std::int64_t j = i; j < n; ++j) block[i * gs + j] /= scales[first + i] * scales[first + j];
-      }
     }
   }
 }

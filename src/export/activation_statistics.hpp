@@ -14,15 +14,12 @@ class ThreadPool;
 
 namespace kiln::exporter {
 
-// How much of xᵀx to keep: nothing, the diagonal blocks of each quantisation group (scale
-// estimation), or all of it (GPTQ). Full costs in² per token and in² doubles of memory.
-enum class HessianMode : std::uint8_t { kNone, kGroupBlocks, kFull };
+// Whether to keep xᵀx: GPTQ needs all of it (in² per token and in² doubles of memory); AWQ and
+// scale estimation read only the per-sample means, which are always kept.
+enum class HessianMode : std::uint8_t { kNone, kFull };
 
 struct StatisticsConfig {
   HessianMode hessian = HessianMode::kNone;
-  std::int64_t group_size = 0;   // kGroupBlocks: the block size
-  std::int64_t row_stride = 0;   // keep every row_stride-th token row (0: none)
-  std::int64_t max_rows = 0;     // at most this many kept rows
 };
 
 class InputStatistics {
@@ -49,37 +46,32 @@ class InputStatistics {
   double max_variance() const;            // max over channels of the same
   double mean_magnitude() const;          // mean over channels of the per-sample max |x|
 
-  const std::vector<float>& rows() const { return rows_; }  // [num_rows, in]
   // Each sample's mean input over its tokens, in sample order (NNCF's per-sample statistic).
   const std::vector<float>& sample_means() const { return sample_means_; }  // [num_samples, in]
   std::int64_t num_samples() const { return num_samples_; }
-  std::int64_t num_rows() const { return in_ ? static_cast<std::int64_t>(rows_.size()) / in_ : 0; }
 
   HessianMode hessian_mode() const { return config_.hessian; }
-  // Σ x xᵀ over all tokens: element (i, j); for kGroupBlocks only i, j in the same group.
+  // Σ x xᵀ over all tokens: element (i, j); 0 without kFull.
   double hessian(std::int64_t i, std::int64_t j) const;
   // The [n, n] block of Σ x xᵀ starting at (first, first), row-major, n = min(size, in - first).
   std::vector<double> hessian_block(std::int64_t first, std::int64_t size) const;
 
  private:
   void add_full_hessian(const float* x, std::int64_t rows, ThreadPool* pool);
-  void add_group_hessians(const float* x, std::int64_t rows, ThreadPool* pool);
   std::vector<std::vector<float>>& scratch_for(ThreadPool* pool);
 
   std::int64_t in_;
   StatisticsConfig config_;
   std::int64_t num_tokens_ = 0;
   std::int64_t num_samples_ = 0;
-  std::int64_t rows_seen_ = 0;
   std::vector<double> sum_abs_;  // [in]
   // This sample's: Σx, Σx², max|x| per channel [in], and its token count.
   std::vector<double> sample_sum_, sample_sum_sq_, sample_max_abs_;
   std::int64_t sample_tokens_ = 0;
   double hawq_sum_ = 0, mean_var_sum_ = 0, max_var_sum_ = 0, mean_mag_sum_ = 0;
-  std::vector<float> rows_;
   std::vector<float> sample_means_;  // [num_samples, in]
-  std::vector<double> hessian_;  // kFull: [in, in]; kGroupBlocks: [groups, gs, gs]
-  std::vector<std::vector<float>> scratch_;  // per thread: one panel or block of a call's Xᵀ X
+  std::vector<double> hessian_;  // kFull: [in, in], upper triangle
+  std::vector<std::vector<float>> scratch_;  // per thread: one panel of a call's Xᵀ X
 };
 
 }  // namespace kiln::exporter

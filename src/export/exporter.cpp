@@ -47,13 +47,13 @@ std::map<std::string, StatisticsConfig> statistics_needed(const std::vector<Tens
     StatisticsConfig c;
     // AWQ and scale estimation read only the per-sample means, which every InputStatistics keeps.
     c.hessian = r.gptq ? HessianMode::kFull : HessianMode::kNone;
-    c.group_size = r.group_size == -1 || r.group_size > p.spec.shape[1] ? p.spec.shape[1] : r.group_size;
     watched.emplace(p.spec.name, c);
   }
   return watched;
 }
 
-std::uint64_t statistics_bytes(const std::vector<TensorPlan>& plan, const std::map<std::string, StatisticsConfig>& watched) {
+std::uint64_t statistics_bytes(const std::vector<TensorPlan>& plan, const std::map<std::string, StatisticsConfig>& watched,
+                               std::uint64_t num_samples) {
   std::uint64_t total = 0;
   for (const TensorPlan& p : plan) {
     auto it = watched.find(p.spec.name);
@@ -61,8 +61,7 @@ std::uint64_t statistics_bytes(const std::vector<TensorPlan>& plan, const std::m
     const auto in = static_cast<std::uint64_t>(p.spec.shape[1]);
     const StatisticsConfig& c = it->second;
     if (c.hessian == HessianMode::kFull) total += in * in * 8;
-    if (c.hessian == HessianMode::kGroupBlocks) total += in * static_cast<std::uint64_t>(c.group_size) * 8;
-    total += static_cast<std::uint64_t>(c.max_rows) * in * 4 + in * 32;
+    total += num_samples * in * 4 + in * 32;  // per-sample means, per-channel sums
   }
   return total;  // an upper bound: q/k/v and gate/up share one input but are counted apiece
 }
@@ -109,7 +108,7 @@ void Exporter::calibrate() {
   calibration_ = load_calibration_data(recipe_.dataset, tokenizer, checkpoint_->config().bos_token_id,
                                        recipe_.num_samples, recipe_.sample_tokens);
   const auto watched = statistics_needed(plan_, recipe_);
-  const std::uint64_t bytes = statistics_bytes(plan_, watched);
+  const std::uint64_t bytes = statistics_bytes(plan_, watched, calibration_->samples.size());
   if (bytes > kStatisticsBudgetBytes) {
     fail(ErrorKind::kUnsupported, "calibration statistics for this model would need about {} MiB (limit {} MiB){}",
          bytes >> 20, kStatisticsBudgetBytes >> 20, recipe_.gptq ? ": --gptq keeps each layer's full input Hessian" : "");
