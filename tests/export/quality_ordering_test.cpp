@@ -1,18 +1,12 @@
-// Locks in the ordering of quantisation quality (issue 5, "Quality"). Oracle: the float
+// AWQ alone and scale estimation alone, each on a model with random weights: the golden
+// llama3_tiny checkpoint (|w| up to ~1, hidden 64, int4 sym group 32). Oracle: the float
 // checkpoint's own next-token distributions on held-out man-page text; each export is scored by
-// `kiln eval compare`'s measure (eval::compare_models: mean KL(original ‖ export) over one
-// 96-token window; lower = closer to the original). Measured on the golden llama3_tiny
-// checkpoint (random weights, |w| up to ~1, hidden 64, int4 sym group 32): RTN 0.577, AWQ 0.528,
-// SE 0.506, AWQ+SE 0.515, GPTQ 0.423, ratio 0.8 0.443, int8 0.0042. The bounds leave a margin for
-// nothing but deliberate algorithm changes: every recipe is deterministic.
-// AWQ and SE score their choices on per-sample mean inputs (as NNCF): on the trained kiln-tiny that
-// took AWQ+SE from 26% to 52% of the perplexity gap, on this random-weight model (no consistent
-// activation means) from 22% to 11% of the KL gap, with AWQ+SE now slightly above SE alone; so
-// here only "each closes part of the gap" is locked in, the trained-model ordering in BENCHMARKS.md.
-// The issue's perplexity bars are measured on models/kiln-tiny (BENCHMARKS.md, "Export quality on
-// kiln-tiny"); there the ordering only holds at 128 samples and the whole held-out file, which
-// takes minutes (a calibrated export 30-70 s, one comparison ~60 s on 2 cores), so CI keeps this
-// golden-model check.
+// `kiln eval compare`'s measure (eval::compare_models: mean KL(original ‖ export) over one 96-token
+// window). Measured: RTN 0.577, AWQ 0.528, SE 0.506, int8 0.0042; every recipe is deterministic.
+// Issue 5's bars (int8, AWQ + SE, GPTQ, --ratio 0.8) are locked in on the trained embedded model
+// by kiln_tiny_quality_test.cpp; this test keeps what that one does not check: each algorithm on
+// its own, on weights whose activations have no consistent means (AWQ + SE there ends slightly
+// above SE alone, so only "each closes part of the gap" holds).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -54,11 +48,8 @@ class QualityOrdering : public ::testing::Test {
     };
     score("int8", [](ExportOptions& o) { o.weight_format = WeightFormat::kInt8; });
     score("rtn", int4);
-    score("ratio_0.8", [&](ExportOptions& o) { int4(o); o.ratio = 0.8; });
     score("awq", [&](ExportOptions& o) { calibrated(o); o.awq = true; });
     score("se", [&](ExportOptions& o) { calibrated(o); o.scale_estimation = true; });
-    score("awq_se", [&](ExportOptions& o) { calibrated(o); o.awq = o.scale_estimation = true; });
-    score("gptq", [&](ExportOptions& o) { calibrated(o); o.gptq = true; });
     for (const auto& [name, kl] : kl_) std::printf("KL %-10s %.5f\n", name.c_str(), kl);
   }
   // Fraction of the int4 RTN → int8 gap a recipe closes.
@@ -68,21 +59,11 @@ class QualityOrdering : public ::testing::Test {
   static inline std::map<std::string, double> kl_;
 };
 
-TEST_F(QualityOrdering, Int8IsFarCloserThanInt4) { EXPECT_LT(kl_.at("int8"), 0.05 * kl_.at("rtn")); }
-
-TEST_F(QualityOrdering, RatioLandsBetweenInt4AndInt8) {
-  EXPECT_LT(kl_.at("ratio_0.8"), kl_.at("rtn"));
-  EXPECT_GT(kl_.at("ratio_0.8"), kl_.at("int8"));
-}
-
 TEST_F(QualityOrdering, AwqAndScaleEstimationEachCloseSomeOfTheGap) {
   EXPECT_LT(kl_.at("awq"), kl_.at("rtn"));
   EXPECT_LT(kl_.at("se"), kl_.at("rtn"));
   EXPECT_GE(gap_closed("se"), 0.1);
-  EXPECT_GE(gap_closed("awq_se"), 0.08) << "issue 5 asks 25% of the perplexity gap on kiln-tiny (52% measured)";
 }
-
-TEST_F(QualityOrdering, GptqClosesAQuarterOfTheGap) { EXPECT_GE(gap_closed("gptq"), 0.2); }
 
 }  // namespace
 }  // namespace kiln::exporter
