@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "export/x86/float_products_avx2.hpp"
 #include "export/x86/float_products_avx512.hpp"
 #include "runtime/thread_pool.hpp"
 
@@ -27,6 +28,8 @@ void accumulate_product(const FloatProduct& p, Isa isa) {
   if (p.m == 0 || p.n == 0 || p.k == 0) return;
   if (isa >= Isa::kAvx512) {
     avx512::accumulate_product(p);
+  } else if (isa >= Isa::kAvx2) {
+    avx2::accumulate_product(p);
   } else {
     accumulate_product_scalar(p);
   }

@@ -1,7 +1,8 @@
 // The float products the export's statistics and searches are made of: C += A·B over a row
 // panel, with A read through strides so one kernel forms Xᵀ X (an input's Hessian, A = Xᵀ read
-// from X's rows) and D·H or D·Xᵀ (AWQ's output error, A = D). An AVX-512 kernel and a scalar
-// twin; each C element is summed over k in order, so the two differ only by fused rounding.
+// from X's rows) and D·H or D·Xᵀ (AWQ's output error, A = D). AVX2 and AVX-512 kernels and a
+// scalar twin; each C element is summed over k in order: the kernels agree bit for bit (one FMA
+// chain each) and differ from the twin only by fused rounding.
 #pragma once
 
 #include <functional>
@@ -15,7 +16,7 @@ class ThreadPool;
 
 namespace kiln::exporter {
 
-// C += A·B on this thread with the best kernel `isa` allows (kAvx512 and above: AVX-512).
+// C += A·B on this thread with the best kernel `isa` allows (kAvx2: AVX2 + FMA, kAvx512 and above: AVX-512).
 void accumulate_product(const FloatProduct& p, Isa isa);
 
 // The scalar twin: c[i, j] += a(i, 0)·b[0, j] + a(i, 1)·b[1, j] + ... in k order, unfused.

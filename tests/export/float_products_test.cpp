@@ -1,6 +1,7 @@
-// Oracles: C += A·B recomputed in f64 by plain loops (the AVX-512 kernel and its scalar twin
-// must agree with it to f32 rounding on odd shapes: 1 row, tiles cut by the 8-row and 32-column
-// blocking, k across the 512-step block); a thread pool must not change a single bit; the input
+// Oracles: C += A·B recomputed in f64 by plain loops (the AVX2 and AVX-512 kernels and their
+// scalar twin must agree with it to f32 rounding on odd shapes: 1 row, tiles cut by the 6- and
+// 8-row and 16- and 32-column blocking, k across the 512-step block), and the kernels must equal
+// a std::fma chain in k order bit for bit; a thread pool must not change a single bit; the input
 // Hessian built from these products must equal Σ x xᵀ summed directly.
 #include <gtest/gtest.h>
 
@@ -74,6 +75,41 @@ TEST(FloatProducts, Avx512MatchesF64AndTheScalarTwin) {
     for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], scalar[i], 1e-4 * (1 + std::fabs(scalar[i])));
   }
 }
+
+// The kernels' contract, exactly: each C element is c = fma(a, b, c) over k in order.
+std::vector<float> fma_chain(const Case& c, const std::vector<float>& a, const std::vector<float>& b,
+                             std::vector<float> out) {
+  for (std::size_t i = 0; i < c.m; ++i) {
+    for (std::size_t j = 0; j < c.n; ++j) {
+      for (std::size_t k = 0; k < c.k; ++k) {
+        const float av = c.a_transposed ? a[k * c.m + i] : a[i * c.k + k];
+        out[i * c.n + j] = std::fma(av, b[k * c.n + j], out[i * c.n + j]);
+      }
+    }
+  }
+  return out;
+}
+
+class FloatProductKernel : public testing::TestWithParam<Isa> {};
+
+TEST_P(FloatProductKernel, MatchesF64AndIsTheFmaChainBitForBit) {
+  if (!isa_supported(GetParam())) GTEST_SKIP() << "this CPU lacks " << isa_name(GetParam());
+  // Beyond kCases: the 6-row tile's remainders, a ragged 16-column strip, the shapes AWQ and
+  // scale estimation call (64 rows × 128 samples × 704 inputs; 32 rows × 64 × 64).
+  std::vector<Case> cases(std::begin(kCases), std::end(kCases));
+  cases.insert(cases.end(), {{6, 16, 3, false}, {11, 8, 9, true}, {13, 24, 520, false}, {64, 128, 704, false},
+                             {32, 64, 64, false}, {5, 1, 1030, true}});
+  for (const Case& c : cases) {
+    const auto a = random_floats(c.m * c.k, 10), b = random_floats(c.k * c.n, 11), c0 = random_floats(c.m * c.n, 12);
+    std::vector<float> got = c0;
+    accumulate_product(product_for(c, a, b, got), GetParam());
+    check_against_f64(c, a, b, c0, got);
+    ASSERT_EQ(got, fma_chain(c, a, b, c0)) << "m " << c.m << " n " << c.n << " k " << c.k;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, FloatProductKernel, testing::Values(Isa::kAvx2, Isa::kAvx512),
+                         [](const testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
 
 TEST(FloatProducts, ThreadPoolChangesNoBit) {
   ThreadPool pool(ThreadPoolOptions{.num_threads = 3});
