@@ -219,22 +219,90 @@ void fma_all_rows(const float* cols, const MatmulArgs& a, std::size_t t, std::si
   }
 }
 
+// Two tiles at once, kRowsPerPass activation rows: 12 accumulators, and per k two weight loads
+// and six broadcasts feed 12 FMAs (one tile alone feeds 6 FMAs with 7 loads and has too few
+// chains to hide the FMA latency). Each output is the same FMA chain in k order as
+// fma_rows<kRowsPerPass>, so the result does not depend on which path a row takes.
+void fma_rows_two_tiles(const float* cols0, const float* cols1, const MatmulArgs& a, std::size_t i0, std::size_t t,
+                        std::size_t k0, std::size_t k_end, bool first, __m256i mask0, __m256i mask1, std::size_t in) {
+  constexpr int kRows = kRowsPerPass;
+  __m256 acc0[kRows], acc1[kRows];
+  const float* x[kRows];
+  const __m256 init0 = first && a.bias ? load_rows(a.bias + t * kTileRows, mask0) : _mm256_setzero_ps();
+  const __m256 init1 = first && a.bias ? load_rows(a.bias + (t + 1) * kTileRows, mask1) : _mm256_setzero_ps();
+  for (int j = 0; j < kRows; ++j) {
+    float* y = a.y + (i0 + j) * a.y_stride + t * kTileRows;
+    acc0[j] = first ? init0 : load_rows(y, mask0);
+    acc1[j] = first ? init1 : load_rows(y + kTileRows, mask1);
+    x[j] = a.x + (i0 + j) * in + k0;  // [k_end - k0] from column k0
+  }
+  const std::size_t count = k_end - k0;
+  for (std::size_t k = 0; k < count; ++k) {
+    const __m256 w0 = _mm256_loadu_ps(cols0 + k * 8);
+    const __m256 w1 = _mm256_loadu_ps(cols1 + k * 8);
+#pragma GCC unroll 6
+    for (int j = 0; j < kRows; ++j) {
+      const __m256 xk = _mm256_set1_ps(x[j][k]);
+      acc0[j] = _mm256_fmadd_ps(w0, xk, acc0[j]);
+      acc1[j] = _mm256_fmadd_ps(w1, xk, acc1[j]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int j = 0; j < kRows; ++j) {
+    float* y = a.y + (i0 + j) * a.y_stride + t * kTileRows;
+    _mm256_maskstore_ps(y, mask0, acc0[j]);
+    _mm256_maskstore_ps(y + kTileRows, mask1, acc1[j]);
+  }
+}
+
+// Tiles t and t + 1 over every activation row: full passes of kRowsPerPass rows take both tiles
+// together, the last n % kRowsPerPass rows each tile alone.
+void fma_all_rows_two_tiles(const float* cols0, const float* cols1, const MatmulArgs& a, std::size_t t,
+                            std::size_t k0, std::size_t k_end, bool first, __m256i mask0, __m256i mask1,
+                            std::size_t in) {
+  std::size_t i = 0;
+  for (; i + kRowsPerPass <= a.n; i += kRowsPerPass) {
+    fma_rows_two_tiles(cols0, cols1, a, i, t, k0, k_end, first, mask0, mask1, in);
+  }
+  if (i == a.n) return;
+  MatmulArgs rest = a;
+  rest.n = a.n - i;
+  rest.x = a.x + i * in;
+  rest.y = a.y + i * a.y_stride;
+  fma_all_rows<false>(cols0, rest, t, k0, k_end, first, mask0, in);
+  fma_all_rows<false>(cols1, rest, t + 1, k0, k_end, first, mask1, in);
+}
+
 template <WeightScheme S>
 void matmul_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
                 std::size_t row_end) {
   const std::size_t in = w.layout.in;
-  alignas(32) float cols[kBlockColumns * kTileRows];  // [k][8]
-  for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end; ++t) {
+  alignas(32) float cols[2][kBlockColumns * kTileRows];  // two tiles' [k][8]
+  const auto block_of = [&](std::size_t t, std::size_t k0, std::size_t k_end, float* buffer) -> const float* {
+    if constexpr (S == WeightScheme::kF32) {
+      return reinterpret_cast<const float*>(w.data()) + (t * w.layout.k_padded + k0) * kTileRows;
+    } else {
+      decode_tile<S>(w, t, k0, (k_end + 31) / 32 * 32, buffer);
+      return buffer;
+    }
+  };
+  std::size_t t = row_begin / kTileRows;
+  if constexpr (S != WeightScheme::kBf16) {  // bf16 activations are rounded per row: one tile at a time
+    for (; (t + 1) * kTileRows < row_end; t += 2) {  // both tiles hold rows of the range
+      const __m256i mask0 = row_mask(t, row_begin, row_end), mask1 = row_mask(t + 1, row_begin, row_end);
+      for (std::size_t k0 = 0; k0 < in; k0 += kBlockColumns) {
+        const std::size_t k_end = std::min(k0 + kBlockColumns, in);
+        const float* block0 = block_of(t, k0, k_end, cols[0]);
+        const float* block1 = block_of(t + 1, k0, k_end, cols[1]);
+        fma_all_rows_two_tiles(block0, block1, a, t, k0, k_end, k0 == 0, mask0, mask1, in);
+      }
+    }
+  }
+  for (; t * kTileRows < row_end; ++t) {
     const __m256i mask = row_mask(t, row_begin, row_end);
     for (std::size_t k0 = 0; k0 < in; k0 += kBlockColumns) {
       const std::size_t k_end = std::min(k0 + kBlockColumns, in);
-      const float* block = cols;
-      if constexpr (S == WeightScheme::kF32) {
-        block = reinterpret_cast<const float*>(w.data()) + (t * w.layout.k_padded + k0) * kTileRows;
-      } else {
-        decode_tile<S>(w, t, k0, (k_end + 31) / 32 * 32, cols);
-      }
-      fma_all_rows<S == WeightScheme::kBf16>(block, a, t, k0, k_end, k0 == 0, mask, in);
+      fma_all_rows<S == WeightScheme::kBf16>(block_of(t, k0, k_end, cols[0]), a, t, k0, k_end, k0 == 0, mask, in);
     }
   }
 }
