@@ -75,20 +75,42 @@ inline void store_floats(float* x, long left, __m256 v) {
   }
 }
 
-template <KvElement E>
-void score_positions(const PagedKv& kv, const AttentionQuery& q, const float* qh, long heads, long p0, long count,
-                     float (*scores)[kPositionsPerPass]) {
+// Scores of positions j0 .. j0 + J for H heads: J·H dot products advance together (one
+// chain per position and head, in head_dim order), enough independent FMAs to hide the latency.
+template <KvElement E, int H, int J>
+inline void score_block(const PagedKv& kv, const AttentionQuery& q, const float* qh, long p0, long j0,
+                        float (*scores)[kPositionsPerPass]) {
   const long hd = kv.head_dim;
-  for (long j = 0; j < count; ++j) {
-    const RowAddress r = row_address(kv, q, p0 + j, hd * element_bytes(E));
-    __m256 dot[kHeadsPerPass];
-    for (long h = 0; h < heads; ++h) dot[h] = _mm256_setzero_ps();
-    for (long i = 0; i < hd; i += 8) {
-      const __m256 k = load8<E>(r.keys, i, hd - i, r.key_params, kv.group_size);
-      for (long h = 0; h < heads; ++h) dot[h] = _mm256_fmadd_ps(load_floats(qh + h * hd + i, hd - i), k, dot[h]);
-    }
-    for (long h = 0; h < heads; ++h) scores[h][j] = vm::reduce_add(dot[h]) * q.scale;
+  RowAddress r[J];
+  __m256 dot[J][H];
+#pragma GCC unroll 8
+  for (int j = 0; j < J; ++j) {
+    r[j] = row_address(kv, q, p0 + j0 + j, hd * element_bytes(E));
+#pragma GCC unroll 8
+    for (int h = 0; h < H; ++h) dot[j][h] = _mm256_setzero_ps();
   }
+  for (long i = 0; i < hd; i += 8) {
+#pragma GCC unroll 8
+    for (int j = 0; j < J; ++j) {
+      const __m256 k = load8<E>(r[j].keys, i, hd - i, r[j].key_params, kv.group_size);
+#pragma GCC unroll 8
+      for (int h = 0; h < H; ++h) dot[j][h] = _mm256_fmadd_ps(load_floats(qh + h * hd + i, hd - i), k, dot[j][h]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < J; ++j) {
+#pragma GCC unroll 8
+    for (int h = 0; h < H; ++h) scores[h][j0 + j] = vm::reduce_add(dot[j][h]) * q.scale;
+  }
+}
+
+template <KvElement E, int H>
+void score_positions_of(const PagedKv& kv, const AttentionQuery& q, const float* qh, long p0, long count,
+                        float (*scores)[kPositionsPerPass]) {
+  constexpr int kJ = H >= 8 ? 1 : 8 / H;  // about 8 chains in flight
+  long j = 0;
+  for (; j + kJ <= count; j += kJ) score_block<E, H, kJ>(kv, q, qh, p0, j, scores);
+  for (; j < count; ++j) score_block<E, H, 1>(kv, q, qh, p0, j, scores);
 }
 
 inline void update_softmax(float* scores, long count, float& max, float& sum, float* acc, long hd) {
@@ -111,19 +133,74 @@ inline void update_softmax(float* scores, long count, float& max, float& sum, fl
   }
 }
 
+// acc[h] += Σ_j weights[h][j] · V[p0 + j] in j order, for H heads and B 8-lane slices from
+// column i. The B·H accumulators stay in registers over the chunk's positions: updating acc in
+// memory per position made every FMA wait for the previous one's store.
+template <KvElement E, int H, int B>
+inline void accumulate_slices(const PagedKv& kv, const RowAddress* rows, long count,
+                              float (*weights)[kPositionsPerPass], float* acc, long i) {
+  const long hd = kv.head_dim;
+  __m256 a[B][H];
+#pragma GCC unroll 8
+  for (int b = 0; b < B; ++b) {
+#pragma GCC unroll 8
+    for (int h = 0; h < H; ++h) a[b][h] = load_floats(acc + h * hd + i + 8 * b, hd - i - 8 * b);
+  }
+  for (long j = 0; j < count; ++j) {
+#pragma GCC unroll 8
+    for (int b = 0; b < B; ++b) {
+      const __m256 v = load8<E>(rows[j].values, i + 8 * b, hd - i - 8 * b, rows[j].value_params, kv.group_size);
+#pragma GCC unroll 8
+      for (int h = 0; h < H; ++h) a[b][h] = _mm256_fmadd_ps(_mm256_set1_ps(weights[h][j]), v, a[b][h]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int b = 0; b < B; ++b) {
+#pragma GCC unroll 8
+    for (int h = 0; h < H; ++h) store_floats(acc + h * hd + i + 8 * b, hd - i - 8 * b, a[b][h]);
+  }
+}
+
+template <KvElement E, int H>
+void accumulate_values_of(const PagedKv& kv, const RowAddress* rows, long count, float (*weights)[kPositionsPerPass],
+                          float* acc) {
+  constexpr int kB = H >= 8 ? 1 : 8 / H;  // about 8 chains in flight
+  long i = 0;
+  for (; i + 8 * kB <= kv.head_dim; i += 8 * kB) accumulate_slices<E, H, kB>(kv, rows, count, weights, acc, i);
+  for (; i < kv.head_dim; i += 8) accumulate_slices<E, H, 1>(kv, rows, count, weights, acc, i);
+}
+
+// The passes above for `heads` (<= kHeadsPerPass) heads, as a compile-time count.
+template <KvElement E>
+void score_positions(const PagedKv& kv, const AttentionQuery& q, const float* qh, long heads, long p0, long count,
+                     float (*scores)[kPositionsPerPass]) {
+  static_assert(kHeadsPerPass == 8, "one case per head count below");
+  switch (heads) {
+    case 1: score_positions_of<E, 1>(kv, q, qh, p0, count, scores); break;
+    case 2: score_positions_of<E, 2>(kv, q, qh, p0, count, scores); break;
+    case 3: score_positions_of<E, 3>(kv, q, qh, p0, count, scores); break;
+    case 4: score_positions_of<E, 4>(kv, q, qh, p0, count, scores); break;
+    case 5: score_positions_of<E, 5>(kv, q, qh, p0, count, scores); break;
+    case 6: score_positions_of<E, 6>(kv, q, qh, p0, count, scores); break;
+    case 7: score_positions_of<E, 7>(kv, q, qh, p0, count, scores); break;
+    default: score_positions_of<E, 8>(kv, q, qh, p0, count, scores); break;
+  }
+}
+
 template <KvElement E>
 void accumulate_values(const PagedKv& kv, const AttentionQuery& q, long heads, long p0, long count,
                        float (*weights)[kPositionsPerPass], float* acc) {
-  const long hd = kv.head_dim;
-  for (long j = 0; j < count; ++j) {
-    const RowAddress r = row_address(kv, q, p0 + j, hd * element_bytes(E));
-    for (long i = 0; i < hd; i += 8) {
-      const __m256 v = load8<E>(r.values, i, hd - i, r.value_params, kv.group_size);
-      for (long h = 0; h < heads; ++h) {
-        float* a = acc + h * hd + i;
-        store_floats(a, hd - i, _mm256_fmadd_ps(_mm256_set1_ps(weights[h][j]), v, load_floats(a, hd - i)));
-      }
-    }
+  RowAddress rows[kPositionsPerPass];
+  for (long j = 0; j < count; ++j) rows[j] = row_address(kv, q, p0 + j, kv.head_dim * element_bytes(E));
+  switch (heads) {
+    case 1: accumulate_values_of<E, 1>(kv, rows, count, weights, acc); break;
+    case 2: accumulate_values_of<E, 2>(kv, rows, count, weights, acc); break;
+    case 3: accumulate_values_of<E, 3>(kv, rows, count, weights, acc); break;
+    case 4: accumulate_values_of<E, 4>(kv, rows, count, weights, acc); break;
+    case 5: accumulate_values_of<E, 5>(kv, rows, count, weights, acc); break;
+    case 6: accumulate_values_of<E, 6>(kv, rows, count, weights, acc); break;
+    case 7: accumulate_values_of<E, 7>(kv, rows, count, weights, acc); break;
+    default: accumulate_values_of<E, 8>(kv, rows, count, weights, acc); break;
   }
 }
 
