@@ -5,7 +5,9 @@ Both compress the same Hugging Face checkpoint with the same recipe (default: in
 group 128, AWQ + scale estimation, 128 samples of 128 tokens of kiln's built-in calibration text,
 embedding/head int8_asym); both results are then evaluated by the same PyTorch forward pass on
 held-out text: kiln's IR is decoded back to f32 by an independent Python reader of docs/FORMAT.md,
-NNCF's model is NNCF's own decompressing torch model. Reports perplexity and export wall time.
+NNCF's model is NNCF's own decompressing torch model. Reports perplexity and export wall time,
+and the CPU seconds (user + sys) each export used: on a shared machine the wall times measure the
+load as much as the exporters.
 
 NOTE: optimum-intel (the optimum-cli path) pins transformers<5.6, older than the venv's, so this
 script calls NNCF's compress_weights on the torch model directly; that is the same NNCF
@@ -17,6 +19,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import pathlib
 import shutil
 import subprocess
@@ -97,6 +100,12 @@ def load_kiln_ir(ir_dir):
     return state
 
 
+def children_cpu_s():
+    """User + sys CPU seconds of the finished child processes (the kiln exports)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 @torch.no_grad()
 def perplexity(model, ids, window):
     nll, count = 0.0, 0
@@ -142,9 +151,10 @@ def main():
             out = pathlib.Path(tmp) / name
             cmd = [args.kiln, "export", "--model", str(model_dir), "--weight-format", "int4", "--sym",
                    "--group-size", str(args.group_size), "-q", *extra, str(out)]
-            t0 = time.perf_counter()
+            t0, cpu0 = time.perf_counter(), children_cpu_s()
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
             results[f"{name}_export_s"] = time.perf_counter() - t0
+            results[f"{name}_export_cpu_s"] = children_cpu_s() - cpu0
             m = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
             state = load_kiln_ir(out)
             missing, unexpected = m.load_state_dict(state, strict=False)
@@ -161,10 +171,11 @@ def main():
                          ("nncf_awq_se", {"awq": True, "scale_estimation": True, "dataset": dataset,
                                           "subset_size": args.num_samples})):
         m = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         m = nncf.compress_weights(m, mode=nncf.CompressWeightsMode.INT4_SYM, group_size=args.group_size, ratio=1.0,
                                   backup_mode=nncf.BackupMode.INT8_ASYM, **kwargs)
         results[f"{name}_export_s"] = time.perf_counter() - t0
+        results[f"{name}_export_cpu_s"] = time.process_time() - cpu0  # every thread of this process
         results[f"ppl_{name}"] = perplexity(m, eval_ids, args.window)
 
     print(json.dumps(results, indent=1))
