@@ -9,6 +9,7 @@ namespace kiln::exporter {
 namespace {
 
 constexpr std::size_t kHessianPanelRows = 64;  // rows of Xᵀ X per parallel task
+constexpr std::size_t kChannelsPerTask = 128;   // input channels per parallel task of the sums
 
 }  // namespace
 
@@ -26,16 +27,23 @@ void InputStatistics::begin_sample() {
 }
 
 void InputStatistics::add_rows(const float* x, std::int64_t rows, ThreadPool* pool) {
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * in_;
-    for (std::int64_t c = 0; c < in_; ++c) {
-      const double v = xr[c];
-      sum_abs_[c] += std::fabs(v);
-      sample_sum_[c] += v;
-      sample_sum_sq_[c] += v * v;
-      sample_max_abs_[c] = std::max(sample_max_abs_[c], std::fabs(v));
+  // Channels are independent: ranges of them go to the pool's threads, each channel summed in
+  // row order as on one thread, so the statistics do not depend on the pool.
+  const std::size_t tasks = (static_cast<std::size_t>(in_) + kChannelsPerTask - 1) / kChannelsPerTask;
+  run_tasks(pool, tasks, [&](std::size_t task, std::size_t) {
+    const std::int64_t c0 = static_cast<std::int64_t>(task * kChannelsPerTask);
+    const std::int64_t c1 = std::min<std::int64_t>(in_, c0 + static_cast<std::int64_t>(kChannelsPerTask));
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* xr = x + r * in_;
+      for (std::int64_t c = c0; c < c1; ++c) {
+        const double v = xr[c];
+        sum_abs_[c] += std::fabs(v);
+        sample_sum_[c] += v;
+        sample_sum_sq_[c] += v * v;
+        sample_max_abs_[c] = std::max(sample_max_abs_[c], std::fabs(v));
+      }
     }
-  }
+  });
   if (config_.hessian == HessianMode::kFull) add_full_hessian(x, rows, pool);
   sample_tokens_ += rows;
   num_tokens_ += rows;

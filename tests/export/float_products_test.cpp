@@ -2,11 +2,14 @@
 // scalar twin must agree with it to f32 rounding on odd shapes: 1 row, tiles cut by the 6- and
 // 8-row and 16- and 32-column blocking, k across the 512-step block), and the kernels must equal
 // a std::fma chain in k order bit for bit; a thread pool must not change a single bit; the input
-// Hessian built from these products must equal Σ x xᵀ summed directly.
+// Hessian built from these products must equal Σ x xᵀ summed directly, and the per-channel sums
+// split over a pool must equal a direct f64 loop and the serial sums.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "export/activation_statistics.hpp"
@@ -145,6 +148,51 @@ TEST(FloatProducts, FullHessianIsSumOfOuterProductsWithOrWithoutAPool) {
       ASSERT_EQ(serial.hessian(i, j), pooled.hessian(i, j));
     }
   }
+}
+
+// The per-channel sums split channel ranges over the pool (128 channels a task): 300 channels
+// make a ragged third task. Oracle: each statistic recomputed by a direct f64 loop, and the
+// pooled statistics equal the serial ones bit for bit.
+TEST(InputStatisticsSums, MatchDirectSumsWithOrWithoutAPool) {
+  const std::size_t in = 300, rows = 90;
+  const auto x = random_floats(rows * in, 13);  // [rows, in]: two samples of 40 and 50 rows
+  InputStatistics serial(in, StatisticsConfig{}), pooled(in, StatisticsConfig{});
+  ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
+  for (InputStatistics* s : {&serial, &pooled}) {
+    ThreadPool* p = s == &pooled ? &pool : nullptr;
+    s->begin_sample();
+    s->add_rows(x.data(), 40, p);
+    s->end_sample();
+    s->begin_sample();
+    s->add_rows(x.data() + 40 * in, 30, p);  // two calls in one sample: sums carry over
+    s->add_rows(x.data() + 70 * in, 20, p);
+    s->end_sample();
+  }
+  double max_var_sum = 0;
+  for (auto [first, n] : {std::pair<std::size_t, std::size_t>{0, 40}, {40, 50}}) {
+    double max_var = 0;
+    for (std::size_t c = 0; c < in; ++c) {
+      double mean = 0, sq = 0;
+      for (std::size_t r = first; r < first + n; ++r) mean += x[r * in + c] / double(n);
+      for (std::size_t r = first; r < first + n; ++r) sq += (x[r * in + c] - mean) * (x[r * in + c] - mean);
+      max_var = std::max(max_var, sq / double(n));
+      const float got = serial.sample_means()[(first == 0 ? 0 : 1) * in + c];
+      ASSERT_NEAR(got, mean, 1e-5 * (1 + std::fabs(mean))) << "channel " << c;
+    }
+    max_var_sum += max_var;
+  }
+  EXPECT_NEAR(serial.max_variance(), max_var_sum / 2, 1e-9 * max_var_sum);
+  for (std::size_t c = 0; c < in; ++c) {
+    double sum_abs = 0;
+    for (std::size_t r = 0; r < rows; ++r) sum_abs += std::fabs(double(x[r * in + c]));
+    ASSERT_NEAR(serial.mean_abs(c), sum_abs / double(rows), 1e-12 * sum_abs) << "channel " << c;
+    ASSERT_EQ(serial.mean_abs(c), pooled.mean_abs(c)) << "channel " << c;
+  }
+  EXPECT_EQ(serial.sample_means(), pooled.sample_means());
+  EXPECT_EQ(serial.max_variance(), pooled.max_variance());
+  EXPECT_EQ(serial.mean_variance(), pooled.mean_variance());
+  EXPECT_EQ(serial.mean_magnitude(), pooled.mean_magnitude());
+  EXPECT_EQ(serial.hessian_trace(), pooled.hessian_trace());
 }
 
 }  // namespace
