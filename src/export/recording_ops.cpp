@@ -25,8 +25,8 @@ const models::Weight* inner_of(const models::Weight* w) { return w ? &named(*w).
 }  // namespace
 
 RecordingOps::RecordingOps(std::unique_ptr<models::Ops> inner, std::map<std::string, StatisticsConfig> watched,
-                           ThreadPool* pool)
-    : inner_(std::move(inner)), watched_(std::move(watched)), pool_(pool) {}
+                           ThreadPool* pool, std::set<std::string> unread)
+    : inner_(std::move(inner)), watched_(std::move(watched)), pool_(pool), unread_(std::move(unread)) {}
 
 void RecordingOps::begin_sample() { open_.clear(); }
 
@@ -74,12 +74,12 @@ void RecordingOps::linear(const float* x, std::int64_t rows, std::span<const mod
     if (open_.insert(shared.get()).second) shared->begin_sample();
     shared->add_rows(x, rows, pool_);
   }
-  inner_targets_.assign(targets.begin(), targets.end());
-  for (models::LinearTarget& t : inner_targets_) {
-    t.weight = inner_of(t.weight);
-    t.bias = inner_of(t.bias);
+  inner_targets_.clear();
+  for (const models::LinearTarget& t : targets) {
+    if (unread_.contains(named(*t.weight).name())) continue;
+    inner_targets_.push_back({inner_of(t.weight), inner_of(t.bias), t.out});
   }
-  inner_->linear(x, rows, inner_targets_);
+  if (!inner_targets_.empty()) inner_->linear(x, rows, inner_targets_);
 }
 
 }  // namespace kiln::exporter

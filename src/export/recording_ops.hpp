@@ -17,9 +17,10 @@ namespace kiln::exporter {
 class RecordingOps final : public models::Ops {
  public:
   // `watched`: weight names to record, each with the statistics it needs; `pool` (may be null)
-  // shares the statistics' products between the cores while the backend waits.
+  // shares the statistics' products between the cores while the backend waits; `unread`: weights
+  // whose products nothing reads, recorded (when watched) but not computed.
   RecordingOps(std::unique_ptr<models::Ops> inner, std::map<std::string, StatisticsConfig> watched,
-               ThreadPool* pool = nullptr);
+               ThreadPool* pool = nullptr, std::set<std::string> unread = {});
 
   // Calibration marks sample boundaries (per-sample statistics such as token variance).
   void begin_sample();
@@ -57,6 +58,7 @@ class RecordingOps final : public models::Ops {
   std::unique_ptr<models::Ops> inner_;
   std::map<std::string, StatisticsConfig> watched_;
   ThreadPool* pool_;
+  std::set<std::string> unread_;
   std::map<std::string, std::shared_ptr<InputStatistics>> by_weight_;
   std::set<InputStatistics*> open_;  // inputs seen in the current sample
   std::vector<models::LinearTarget> inner_targets_;
