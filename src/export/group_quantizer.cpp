@@ -48,11 +48,6 @@ void fake_quantize(WeightScheme scheme, std::span<const float> w, QuantParams pa
   }
 }
 
-float unscaled_level(WeightScheme scheme, int code, int zero_point) {
-  if (scheme == WeightScheme::kNf4) return kNf4Levels[static_cast<std::size_t>(code)];
-  return static_cast<float>(code - zero_point);
-}
-
 void fake_quantize_rtn(WeightScheme scheme, std::span<const float> w, std::size_t out, std::size_t in,
                        std::size_t group_size, std::span<float> w_hat) {
   for (std::size_t r = 0; r < out; ++r) {

@@ -18,7 +18,10 @@ void fake_quantize(WeightScheme scheme, std::span<const float> w, QuantParams pa
                    std::span<int> codes = {});
 
 // The value a code stands for before scaling (code - zero point, or the NF4 level).
-float unscaled_level(WeightScheme scheme, int code, int zero_point);
+inline float unscaled_level(WeightScheme scheme, int code, int zero_point) {
+  if (scheme == WeightScheme::kNf4) return kNf4Levels[static_cast<std::size_t>(code)];
+  return static_cast<float>(code - zero_point);
+}
 
 // Fake-quantises an [out, in] f32 matrix with round to nearest, group by group (the oracle
 // AWQ's search compares against).

@@ -153,10 +153,12 @@ void search_rows(WeightScheme scheme, const float* w, std::size_t ld, std::size_
       }
       any = true;
       fake_quantize(scheme, {w + r * ld, n}, *proposal[r], w_hat, codes);
+      double sum = 0;  // a local, not lhw[r]: GCC kept that in memory, a store per element
       for (std::size_t i = 0; i < n; ++i) {
         level[i] = unscaled_level(scheme, codes[i], proposal[r]->zero_point);
-        lhw[r] += static_cast<double>(level[i]) * hw[r * n + i];
+        sum += static_cast<double>(level[i]) * hw[r * n + i];
       }
+      lhw[r] = sum;
     }
     if (!any) break;
     std::fill(lh.begin(), lh.end(), 0.0f);
