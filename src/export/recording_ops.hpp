@@ -30,6 +30,8 @@ class RecordingOps final : public models::Ops {
   std::map<std::string, std::shared_ptr<InputStatistics>> take_statistics();
 
   std::unique_ptr<models::Weight> load_weight(const ir::TensorView& tensor, models::WeightUse use) override;
+  // The statistics cover every token of a sample, in every layer.
+  bool reads_every_row() const override { return true; }
   void allocate_kv_cache(const models::KvCacheLayout& layout) override { inner_->allocate_kv_cache(layout); }
   const models::KvCacheLayout& kv_cache_layout() const override { return inner_->kv_cache_layout(); }
   void embed(const models::Weight& table, std::span<const std::int32_t> ids, float* out) override;

@@ -47,15 +47,22 @@ class LlamaModel final : public LanguageModel {
     std::vector<float> proj;              // [rows, hidden]
     std::vector<float> gate, up;          // [rows, intermediate]
     std::vector<float> head_in;           // [logit rows, hidden]
+    std::vector<std::int64_t> logit_rows; // [logit rows]: the step's rows whose logits are wanted
   };
 
   std::unique_ptr<Weight> load(const std::string& name, WeightUse use);
   // Fails on a position the RoPE setup cannot encode (LongRoPE beyond its original context).
   void check_position(std::int64_t pos) const;
   void prepare_rows(std::span<const SequenceChunk> batch, std::vector<AttentionSequence>& sequences);
-  void run_layer(const Layer& layer, std::int64_t index, std::int64_t rows,
-                 std::span<const AttentionSequence> sequences);
-  void compute_logits(std::span<const SequenceChunk> batch, StepOutput& out);
+  void select_logit_rows(std::span<const SequenceChunk> batch);
+  // Returns the rows in ws_.proj: all of them, or with `logit_rows_only` the logit rows, which
+  // then also lead ws_.residual.
+  std::int64_t run_layer(const Layer& layer, std::int64_t index, std::int64_t rows,
+                         std::span<const AttentionSequence> sequences, bool logit_rows_only);
+  // Moves the logit rows of attn [rows, q_dim] and of the residual to their fronts.
+  std::int64_t keep_logit_rows(float* attn);
+  // `compacted`: the residual holds the logit rows alone, in order.
+  void compute_logits(bool compacted, StepOutput& out);
 
   ir::ModelConfig config_;
   std::shared_ptr<const ir::TensorSource> source_;

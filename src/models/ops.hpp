@@ -61,6 +61,11 @@ class Ops {
   // Takes a tensor (mapped, never copied unless the backend repacks it) for the given use.
   virtual std::unique_ptr<Weight> load_weight(const ir::TensorView& tensor, WeightUse use) = 0;
 
+  // True when the caller reads every row of every layer (calibration records each linear's
+  // input); otherwise the model may drop rows whose hidden state nothing reads once their keys
+  // and values are cached (the last layer's rows without logits).
+  virtual bool reads_every_row() const { return false; }
+
   // Allocates the paged KV cache; earlier contents are gone.
   virtual void allocate_kv_cache(const KvCacheLayout& layout) = 0;
   virtual const KvCacheLayout& kv_cache_layout() const = 0;

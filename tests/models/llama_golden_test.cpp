@@ -17,6 +17,7 @@ namespace kiln::models {
 namespace {
 
 using testing::GoldenCheckpoint;
+using testing::GoldenPrompt;
 
 constexpr float kLogitsTolerance = 1e-3f;
 
@@ -129,6 +130,36 @@ TEST_P(LlamaGolden, RaggedBatchWithScatteredBlocksEqualsSeparateRuns) {
     }
   }
   EXPECT_EQ(row, out.num_rows);
+}
+
+// Rows without logits still fill every layer's KV cache, and a logit row that is not the batch's
+// first keeps its own hidden state: the last layer runs its MLP on the logit rows alone.
+TEST_P(LlamaGolden, RowsWithoutLogitsStillFillTheCache) {
+  auto model = reference_model(golden_);
+  const std::int64_t vocab = model->config().vocab_size;
+  const auto& a = golden_.prompts[1];
+  const auto& b = golden_.prompts[0];
+  const auto blocks_a = iota_blocks(0, 32), blocks_b = iota_blocks(32, 32);
+  const std::size_t split = a.ids.size() / 2;
+  const SequenceChunk first[] = {{std::span(a.ids).first(split), 0, blocks_a, LogitsMode::kNone},
+                                 {b.ids, 0, blocks_b, LogitsMode::kLast}};
+  StepOutput out;
+  model->step(first, out);
+  ASSERT_EQ(out.num_rows, 1);
+  const auto last_row = [&](const GoldenPrompt& p) {
+    return std::span(p.logits).subspan((p.ids.size() - 1) * static_cast<std::size_t>(vocab), vocab);
+  };
+  EXPECT_LT(max_abs_diff(out.row(0), last_row(b)), kLogitsTolerance);
+
+  const SequenceChunk only_cache{std::span(a.ids).subspan(split, 1), static_cast<std::int64_t>(split), blocks_a,
+                                 LogitsMode::kNone};
+  model->step({&only_cache, 1}, out);
+  EXPECT_EQ(out.num_rows, 0);
+  const SequenceChunk rest{std::span(a.ids).subspan(split + 1), static_cast<std::int64_t>(split + 1), blocks_a,
+                           LogitsMode::kLast};
+  model->step({&rest, 1}, out);
+  ASSERT_EQ(out.num_rows, 1);
+  EXPECT_LT(max_abs_diff(out.row(0), last_row(a)), kLogitsTolerance);
 }
 
 TEST_P(LlamaGolden, RejectsBadStepInput) {
