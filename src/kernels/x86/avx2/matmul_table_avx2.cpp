@@ -8,6 +8,7 @@ const MatmulTable& avx2_matmul_table() {
   static const MatmulTable table = [] {
     MatmulTable t;
     avx2::register_int8_kernels(t);
+    avx2::register_int4_gemm_kernels(t);
     avx2::register_float_kernels(t);
     t.quantize = avx2::quantize_activations;
     return t;
