@@ -170,21 +170,32 @@ void accumulate_values_of(const PagedKv& kv, const RowAddress* rows, long count,
   for (; i < kv.head_dim; i += 8) accumulate_slices<E, H, 1>(kv, rows, count, weights, acc, i);
 }
 
-// The passes above for `heads` (<= kHeadsPerPass) heads, as a compile-time count.
+// A head count as a type, so the passes above take it at compile time.
+template <int H>
+struct HeadCount {
+  static constexpr int value = H;
+};
+
+// Calls f(HeadCount<heads>{}) for heads in 1 .. kHeadsPerPass.
+template <class F>
+void with_head_count(long heads, F&& f) {
+  static_assert(kHeadsPerPass == 8, "one case per head count below");
+  switch (heads) {
+    case 1: f(HeadCount<1>{}); break;
+    case 2: f(HeadCount<2>{}); break;
+    case 3: f(HeadCount<3>{}); break;
+    case 4: f(HeadCount<4>{}); break;
+    case 5: f(HeadCount<5>{}); break;
+    case 6: f(HeadCount<6>{}); break;
+    case 7: f(HeadCount<7>{}); break;
+    default: f(HeadCount<8>{}); break;
+  }
+}
+
 template <KvElement E>
 void score_positions(const PagedKv& kv, const AttentionQuery& q, const float* qh, long heads, long p0, long count,
                      float (*scores)[kPositionsPerPass]) {
-  static_assert(kHeadsPerPass == 8, "one case per head count below");
-  switch (heads) {
-    case 1: score_positions_of<E, 1>(kv, q, qh, p0, count, scores); break;
-    case 2: score_positions_of<E, 2>(kv, q, qh, p0, count, scores); break;
-    case 3: score_positions_of<E, 3>(kv, q, qh, p0, count, scores); break;
-    case 4: score_positions_of<E, 4>(kv, q, qh, p0, count, scores); break;
-    case 5: score_positions_of<E, 5>(kv, q, qh, p0, count, scores); break;
-    case 6: score_positions_of<E, 6>(kv, q, qh, p0, count, scores); break;
-    case 7: score_positions_of<E, 7>(kv, q, qh, p0, count, scores); break;
-    default: score_positions_of<E, 8>(kv, q, qh, p0, count, scores); break;
-  }
+  with_head_count(heads, [&](auto h) { score_positions_of<E, decltype(h)::value>(kv, q, qh, p0, count, scores); });
 }
 
 template <KvElement E>
@@ -192,16 +203,7 @@ void accumulate_values(const PagedKv& kv, const AttentionQuery& q, long heads, l
                        float (*weights)[kPositionsPerPass], float* acc) {
   RowAddress rows[kPositionsPerPass];
   for (long j = 0; j < count; ++j) rows[j] = row_address(kv, q, p0 + j, kv.head_dim * element_bytes(E));
-  switch (heads) {
-    case 1: accumulate_values_of<E, 1>(kv, rows, count, weights, acc); break;
-    case 2: accumulate_values_of<E, 2>(kv, rows, count, weights, acc); break;
-    case 3: accumulate_values_of<E, 3>(kv, rows, count, weights, acc); break;
-    case 4: accumulate_values_of<E, 4>(kv, rows, count, weights, acc); break;
-    case 5: accumulate_values_of<E, 5>(kv, rows, count, weights, acc); break;
-    case 6: accumulate_values_of<E, 6>(kv, rows, count, weights, acc); break;
-    case 7: accumulate_values_of<E, 7>(kv, rows, count, weights, acc); break;
-    default: accumulate_values_of<E, 8>(kv, rows, count, weights, acc); break;
-  }
+  with_head_count(heads, [&](auto h) { accumulate_values_of<E, decltype(h)::value>(kv, rows, count, weights, acc); });
 }
 
 template <KvElement E>
