@@ -37,7 +37,10 @@ Int8Shape int8_shape(const PackedLayout& l, const QuantizedActivations& xq) {
                    xq.group_size >= l.in ? std::numeric_limits<std::size_t>::max() : xq.group_size / block};
 }
 
+// Σ q over columns [k0, k1); kOneChunk: the block is one chunk.
+template <bool kOneChunk>
 inline std::int32_t chunk_sum(const std::int32_t* sums, std::size_t k0, std::size_t k1) {
+  if constexpr (kOneChunk) return sums[k0 / kActivationChunk];
   std::int32_t s = 0;
   for (std::size_t c = k0 / kActivationChunk; c < k1 / kActivationChunk; ++c) s += sums[c];
   return s;
@@ -74,7 +77,7 @@ inline __m256i dot_chunk(const std::uint8_t* tile, const std::int8_t* q, std::si
 // decode). Symmetric codes are stored with an offset (int4: + 8; int8: none), removed exactly in
 // integers per block; asymmetric zero points are per weight group, removed once per group in f32:
 //   Σ_b s_a,b Σ_{k∈b} (u - zp) q = Σ_b s_a,b Σ_{k∈b} u q  -  zp · Σ_b s_a,b Σ_{k∈b} q.
-template <bool kInt4, bool kAsym, int kRows>
+template <bool kInt4, bool kAsym, bool kOneChunk, int kRows>
 void int8_rows(const PackedWeights& w, const MatmulArgs& a, const Int8Shape& s, std::size_t t,
                std::size_t i0, __m256i mask) {
   const PackedLayout& l = w.layout;
@@ -109,14 +112,16 @@ void int8_rows(const PackedWeights& w, const MatmulArgs& a, const Int8Shape& s, 
 #pragma GCC unroll 4
       for (int j = 0; j < kRows; ++j) {
         __m256i dot = dot_chunk<kInt4>(tile, q[j], k0);
-        for (std::size_t k = k0 + kActivationChunk; k < k1; k += kActivationChunk) {
-          dot = _mm256_add_epi32(dot, dot_chunk<kInt4>(tile, q[j], k));
+        if constexpr (!kOneChunk) {
+          for (std::size_t k = k0 + kActivationChunk; k < k1; k += kActivationChunk) {
+            dot = _mm256_add_epi32(dot, dot_chunk<kInt4>(tile, q[j], k));
+          }
         }
         const float act_scale = act_scales[j][act];
         if constexpr (kAsym) {
-          zero_term[j] += act_scale * static_cast<float>(chunk_sum(sums[j], k0, k1));
+          zero_term[j] += act_scale * static_cast<float>(chunk_sum<kOneChunk>(sums[j], k0, k1));
         } else if constexpr (kInt4) {
-          dot = _mm256_sub_epi32(dot, _mm256_set1_epi32(8 * chunk_sum(sums[j], k0, k1)));
+          dot = _mm256_sub_epi32(dot, _mm256_set1_epi32(8 * chunk_sum<kOneChunk>(sums[j], k0, k1)));
         }
         group_acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(act_scale), group_acc[j]);
       }
@@ -141,30 +146,51 @@ void int8_rows(const PackedWeights& w, const MatmulArgs& a, const Int8Shape& s, 
 }
 
 // Decode: each activation row streams the tiles of the row range.
-template <bool kInt4, bool kAsym>
-void gemv_int8(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
-  const Int8Shape s = int8_shape<kInt4>(w.layout, *a.xq);
+template <bool kInt4, bool kAsym, bool kOneChunk>
+void gemv_rows(const PackedWeights& w, const MatmulArgs& a, const Int8Shape& s, std::size_t row_begin,
+               std::size_t row_end) {
   for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end; ++t) {
     const __m256i mask = row_mask(t, row_begin, row_end);
-    for (std::size_t i = 0; i < a.n; ++i) int8_rows<kInt4, kAsym, 1>(w, a, s, t, i, mask);
+    for (std::size_t i = 0; i < a.n; ++i) int8_rows<kInt4, kAsym, kOneChunk, 1>(w, a, s, t, i, mask);
   }
 }
 
 // Prefill of int8 weights: up to four activation rows share each tile load.
-template <bool kAsym>
-void gemm_int8(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
+template <bool kAsym, bool kOneChunk>
+void gemm_rows(const PackedWeights& w, const MatmulArgs& a, const Int8Shape& s, std::size_t row_begin,
+               std::size_t row_end) {
   constexpr int kRows = 4;  // 16 ymm registers: 4 int + 4 float accumulators and temporaries
-  const Int8Shape s = int8_shape<false>(w.layout, *a.xq);
   for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end; ++t) {
     const __m256i mask = row_mask(t, row_begin, row_end);
     std::size_t i = 0;
-    for (; i + kRows <= a.n; i += kRows) int8_rows<false, kAsym, kRows>(w, a, s, t, i, mask);
+    for (; i + kRows <= a.n; i += kRows) int8_rows<false, kAsym, kOneChunk, kRows>(w, a, s, t, i, mask);
     switch (a.n - i) {
-      case 3: int8_rows<false, kAsym, 3>(w, a, s, t, i, mask); break;
-      case 2: int8_rows<false, kAsym, 2>(w, a, s, t, i, mask); break;
-      case 1: int8_rows<false, kAsym, 1>(w, a, s, t, i, mask); break;
+      case 3: int8_rows<false, kAsym, kOneChunk, 3>(w, a, s, t, i, mask); break;
+      case 2: int8_rows<false, kAsym, kOneChunk, 2>(w, a, s, t, i, mask); break;
+      case 1: int8_rows<false, kAsym, kOneChunk, 1>(w, a, s, t, i, mask); break;
       default: break;
     }
+  }
+}
+
+// A block of one chunk (activation groups of 32, the default) needs no loops over chunks.
+template <bool kInt4, bool kAsym>
+void gemv_int8(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
+  const Int8Shape s = int8_shape<kInt4>(w.layout, *a.xq);
+  if (s.block == kActivationChunk) {
+    gemv_rows<kInt4, kAsym, true>(w, a, s, row_begin, row_end);
+  } else {
+    gemv_rows<kInt4, kAsym, false>(w, a, s, row_begin, row_end);
+  }
+}
+
+template <bool kAsym>
+void gemm_int8(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
+  const Int8Shape s = int8_shape<false>(w.layout, *a.xq);
+  if (s.block == kActivationChunk) {
+    gemm_rows<kAsym, true>(w, a, s, row_begin, row_end);
+  } else {
+    gemm_rows<kAsym, false>(w, a, s, row_begin, row_end);
   }
 }
 
