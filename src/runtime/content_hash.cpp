@@ -87,6 +87,35 @@ __attribute__((target("avx512f"))) void accumulate_avx512(Lanes lanes, const std
 }
 #pragma GCC diagnostic pop
 
+// The same with two ymm registers per stripe (lanes 0-3 and 4-7); d[j ^ 1] stays within a
+// 128-bit half.
+__attribute__((target("avx2"))) void accumulate_avx2(Lanes lanes, const std::uint8_t* p, std::size_t stripes,
+                                                     std::size_t index) {
+  __m256i acc[2], keys[2], scramble_keys[2];
+  for (int h = 0; h < 2; ++h) {
+    acc[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes + 4 * h));
+    keys[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(kLaneKeys + 4 * h));
+    scramble_keys[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(kScrambleKeys + 4 * h));
+  }
+  const __m256i prime = _mm256_set1_epi64x(kScramblePrime);
+  for (std::size_t s = 0; s < stripes; ++s, p += kStripeBytes) {
+    const bool scramble = (index + s + 1) % kStripesPerScramble == 0;
+    for (int h = 0; h < 2; ++h) {
+      const __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * h));
+      const __m256i k = _mm256_xor_si256(d, keys[h]);
+      const __m256i product = _mm256_mul_epu32(k, _mm256_shuffle_epi32(k, 0xB1));  // lo32 * hi32
+      const __m256i neighbour = _mm256_shuffle_epi32(d, 0x4E);                       // d[j ^ 1]
+      acc[h] = _mm256_add_epi64(acc[h], _mm256_add_epi64(product, neighbour));
+      if (scramble) {
+        const __m256i x = _mm256_xor_si256(_mm256_xor_si256(acc[h], _mm256_srli_epi64(acc[h], 47)), scramble_keys[h]);
+        acc[h] = _mm256_add_epi64(_mm256_mul_epu32(x, prime),
+                                  _mm256_slli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(x, 32), prime), 32));
+      }
+    }
+  }
+  for (int h = 0; h < 2; ++h) _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes + 4 * h), acc[h]);
+}
+
 using AccumulateFn = void (*)(Lanes, const std::uint8_t*, std::size_t, std::size_t);
 
 std::uint64_t stripe_hash_with(std::span<const std::uint8_t> bytes, AccumulateFn accumulate) {
@@ -103,8 +132,19 @@ std::uint64_t stripe_hash_with(std::span<const std::uint8_t> bytes, AccumulateFn
   return hash64({reinterpret_cast<const std::uint8_t*>(acc), sizeof acc}, bytes.size());
 }
 
+AccumulateFn accumulate_for(StripeHashPath path) {
+  switch (path) {
+    case StripeHashPath::kAvx512: return accumulate_avx512;
+    case StripeHashPath::kAvx2: return accumulate_avx2;
+    case StripeHashPath::kScalar: break;
+  }
+  return accumulate_scalar;
+}
+
 AccumulateFn best_accumulate() {
-  static const AccumulateFn fn = __builtin_cpu_supports("avx512f") ? accumulate_avx512 : accumulate_scalar;
+  static const AccumulateFn fn = accumulate_for(stripe_hash_path_supported(StripeHashPath::kAvx512) ? StripeHashPath::kAvx512
+                                                : stripe_hash_path_supported(StripeHashPath::kAvx2) ? StripeHashPath::kAvx2
+                                                                                                    : StripeHashPath::kScalar);
   return fn;
 }
 
@@ -141,8 +181,17 @@ std::uint64_t stripe_hash64(std::span<const std::uint8_t> bytes) {
   return stripe_hash_with(bytes, best_accumulate());
 }
 
-std::uint64_t stripe_hash64_scalar(std::span<const std::uint8_t> bytes) {
-  return stripe_hash_with(bytes, accumulate_scalar);
+bool stripe_hash_path_supported(StripeHashPath path) {
+  switch (path) {
+    case StripeHashPath::kAvx512: return __builtin_cpu_supports("avx512f");
+    case StripeHashPath::kAvx2: return __builtin_cpu_supports("avx2");
+    case StripeHashPath::kScalar: break;
+  }
+  return true;
+}
+
+std::uint64_t stripe_hash64(std::span<const std::uint8_t> bytes, StripeHashPath path) {
+  return stripe_hash_with(bytes, accumulate_for(path));
 }
 
 std::uint64_t chunked_hash64(std::span<const std::uint8_t> bytes, ThreadPool& pool) {
