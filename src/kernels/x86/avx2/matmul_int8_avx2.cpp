@@ -46,30 +46,40 @@ inline std::int32_t chunk_sum(const std::int32_t* sums, std::size_t k0, std::siz
   return s;
 }
 
-// Σ stored · q over the 32 columns from k of one tile for one activation row, in 8 int32 lanes.
-template <bool kInt4>
-inline __m256i dot_chunk(const std::uint8_t* tile, const std::int8_t* q, std::size_t k) {
+// Adds Σ stored · q over the 32 columns from k of one tile to dot[j] (8 int32 lanes) for each
+// activation row j; each weight vector is loaded and unpacked once for all rows.
+template <bool kInt4, int kRows>
+inline void add_chunk_dots(const std::uint8_t* tile, const std::int8_t* const (&q)[kRows], std::size_t k,
+                           __m256i (&dot)[kRows]) {
   const __m256i ones = _mm256_set1_epi16(1);
   if constexpr (kInt4) {  // int16 sums over the chunk, widened once
     const __m256i low = _mm256_set1_epi8(0x0F);
-    __m256i pairs = _mm256_setzero_si256();
+    __m256i pairs[kRows];
+#pragma GCC unroll 4
+    for (int j = 0; j < kRows; ++j) pairs[j] = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (std::size_t kc = k; kc < k + kActivationChunk; kc += 8) {  // kc..kc+3 low nibbles, kc+4.. high
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + kc * 4));
-      const __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(v, low), broadcast4(q + kc));
-      const __m256i hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low), broadcast4(q + kc + 4));
-      pairs = _mm256_add_epi16(pairs, _mm256_add_epi16(lo, hi));
+      const __m256i lo = _mm256_and_si256(v, low), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+#pragma GCC unroll 4
+      for (int j = 0; j < kRows; ++j) {
+        pairs[j] = _mm256_add_epi16(pairs[j], _mm256_add_epi16(_mm256_maddubs_epi16(lo, broadcast4(q[j] + kc)),
+                                                               _mm256_maddubs_epi16(hi, broadcast4(q[j] + kc + 4))));
+      }
     }
-    return _mm256_madd_epi16(pairs, ones);
+#pragma GCC unroll 4
+    for (int j = 0; j < kRows; ++j) dot[j] = _mm256_add_epi32(dot[j], _mm256_madd_epi16(pairs[j], ones));
   } else {
-    __m256i sum = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (std::size_t kc = k; kc < k + kActivationChunk; kc += 4) {
       const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + kc * 8));
-      const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(broadcast4(q + kc), w));
-      sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p, ones));
+      const __m256i magnitude = _mm256_abs_epi8(w);
+#pragma GCC unroll 4
+      for (int j = 0; j < kRows; ++j) {
+        const __m256i p = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(broadcast4(q[j] + kc), w));
+        dot[j] = _mm256_add_epi32(dot[j], _mm256_madd_epi16(p, ones));
+      }
     }
-    return sum;
   }
 }
 
@@ -109,21 +119,22 @@ void int8_rows(const PackedWeights& w, const MatmulArgs& a, const Int8Shape& s, 
     }
     for (std::size_t k0 = g0; k0 < g1; k0 += s.block) {
       const std::size_t k1 = std::min(k0 + s.block, g1);
+      __m256i dot[kRows];
+#pragma GCC unroll 4
+      for (int j = 0; j < kRows; ++j) dot[j] = _mm256_setzero_si256();
+      add_chunk_dots<kInt4, kRows>(tile, q, k0, dot);
+      if constexpr (!kOneChunk) {
+        for (std::size_t k = k0 + kActivationChunk; k < k1; k += kActivationChunk) add_chunk_dots<kInt4, kRows>(tile, q, k, dot);
+      }
 #pragma GCC unroll 4
       for (int j = 0; j < kRows; ++j) {
-        __m256i dot = dot_chunk<kInt4>(tile, q[j], k0);
-        if constexpr (!kOneChunk) {
-          for (std::size_t k = k0 + kActivationChunk; k < k1; k += kActivationChunk) {
-            dot = _mm256_add_epi32(dot, dot_chunk<kInt4>(tile, q[j], k));
-          }
-        }
         const float act_scale = act_scales[j][act];
         if constexpr (kAsym) {
           zero_term[j] += act_scale * static_cast<float>(chunk_sum<kOneChunk>(sums[j], k0, k1));
         } else if constexpr (kInt4) {
-          dot = _mm256_sub_epi32(dot, _mm256_set1_epi32(8 * chunk_sum<kOneChunk>(sums[j], k0, k1)));
+          dot[j] = _mm256_sub_epi32(dot[j], _mm256_set1_epi32(8 * chunk_sum<kOneChunk>(sums[j], k0, k1)));
         }
-        group_acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(act_scale), group_acc[j]);
+        group_acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[j]), _mm256_set1_ps(act_scale), group_acc[j]);
       }
       if (--act_left == 0) {
         ++act;
