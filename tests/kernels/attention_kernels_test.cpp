@@ -1,5 +1,5 @@
 // Oracles: (1) every ISA's attend() equals the scalar twin (double precision, two-pass softmax)
-// within f32 rounding, for f32/f16/bf16/u8 K/V, on odd shapes: head_dim 16/48/64/80/128,
+// within f32 rounding, for f32/f16/bf16/u8 K/V, on odd shapes: head_dim 16/20/48/64/80/128,
 // 1-12 query heads per KV head, block sizes 1/7/16, contexts 1..300 starting anywhere (a split
 // range), shuffled block tables; attend_rows (blocks of prefill rows) equals the twin row by row.
 // (2) every ISA's encode() is bit-identical to the twin's.
@@ -37,6 +37,7 @@ constexpr Geometry kGeometries[] = {
     {48, 3, 1, 1, 16},   // one position per block, three groups of 16
     {80, 12, 2, 16, 80}, // more than 8 query heads per KV head; one u8 group per row
     {128, 8, 1, 5, 64},
+    {20, 2, 1, 3, 20},   // a head_dim that is no multiple of 8 (vector tails)
 };
 
 // A paged K/V cache filled from f32 values through the twin's encoder, with a shuffled table.

@@ -5,75 +5,17 @@
 #include <immintrin.h>
 
 #include "kernels/attention/attention_isa.hpp"
+#include "kernels/attention/kv_rows_avx2.hpp"
 #include "kernels/elementwise/vector_math_avx2.hpp"
 
 namespace kiln::kernels {
 namespace {
 
 namespace vm = avx2_math;
+using namespace avx2_kv;  // row addresses and decoding loads
 
 constexpr long kHeadsPerPass = 8;
 constexpr long kPositionsPerPass = 16;
-
-struct RowAddress {
-  const std::uint8_t* keys;
-  const std::uint8_t* values;
-  const float* key_params;
-  const float* value_params;
-};
-
-inline RowAddress row_address(const PagedKv& kv, const AttentionQuery& q, long pos, long row_bytes) {
-  const long block = q.block_table[pos / kv.block_size];
-  const long row = (block * kv.num_kv_heads + q.kv_head) * kv.block_size + pos % kv.block_size;
-  RowAddress a{kv.keys + row * row_bytes, kv.values + row * row_bytes, nullptr, nullptr};
-  if (kv.key_params) {
-    a.key_params = kv.key_params + row * kv.groups * 2;
-    a.value_params = kv.value_params + row * kv.groups * 2;
-  }
-  return a;
-}
-
-constexpr long element_bytes(KvElement e) { return e == KvElement::kF32 ? 4 : e == KvElement::kU8 ? 1 : 2; }
-
-// 8 elements of a stored row from element i on, as f32, from exactly 8 readable elements.
-template <KvElement E>
-inline __m256 load8_full(const std::uint8_t* p, long i, const float* params, long group_size) {
-  if constexpr (E == KvElement::kF32) {
-    return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
-  } else if constexpr (E == KvElement::kF16) {
-    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  } else if constexpr (E == KvElement::kBf16) {
-    const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
-  } else {
-    const float* g = params + (i / group_size) * 2;
-    const __m256 codes = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
-    return _mm256_fmadd_ps(codes, _mm256_set1_ps(g[0]), _mm256_set1_ps(g[1]));
-  }
-}
-
-// The same for `left` (< 8 possible) remaining elements; the other lanes decode zero codes.
-template <KvElement E>
-inline __m256 load8(const std::uint8_t* row, long i, long left, const float* params, long group_size) {
-  constexpr long kBytes = element_bytes(E);
-  const std::uint8_t* p = row + i * kBytes;
-  if (left >= 8) return load8_full<E>(p, i, params, group_size);
-  alignas(32) std::uint8_t padded[32] = {};
-  for (long b = 0; b < left * kBytes; ++b) padded[b] = p[b];
-  return load8_full<E>(padded, i, params, group_size);
-}
-
-inline __m256 load_floats(const float* x, long left) {
-  return left >= 8 ? _mm256_loadu_ps(x) : _mm256_maskload_ps(x, vm::first_lanes(left));
-}
-
-inline void store_floats(float* x, long left, __m256 v) {
-  if (left >= 8) {
-    _mm256_storeu_ps(x, v);
-  } else {
-    _mm256_maskstore_ps(x, vm::first_lanes(left), v);
-  }
-}
 
 // Scores of positions j0 .. j0 + J for H heads: J·H dot products advance together (one
 // chain per position and head, in head_dim order), enough independent FMAs to hide the latency.
@@ -310,6 +252,6 @@ void encode(const float* x, std::size_t n, KvElement element, std::size_t group_
 
 }  // namespace
 
-AttentionKernels avx2_attention_kernels() { return {attend, encode}; }
+AttentionKernels avx2_attention_kernels() { return {attend, encode, avx2_attend_rows}; }
 
 }  // namespace kiln::kernels

@@ -7,6 +7,7 @@
 namespace kiln::kernels {
 
 AttentionKernels avx2_attention_kernels();
+void avx2_attend_rows(const PagedKv& kv, const AttentionRows& rows);  // attention_rows_avx2.cpp
 AttentionKernels avx512_attention_kernels();
 
 }  // namespace kiln::kernels
