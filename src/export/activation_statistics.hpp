@@ -57,6 +57,10 @@ class InputStatistics {
   std::vector<double> hessian_block(std::int64_t first, std::int64_t size) const;
 
  private:
+  // Adds rows of x to the per-channel sums of channels [c0, c0 + kChannels), each in row order.
+  template <std::int64_t kChannels>
+  void sum_channels(const float* x, std::int64_t rows, std::int64_t c0);
+  void sum_channel(const float* x, std::int64_t rows, std::int64_t c);
   void add_full_hessian(const float* x, std::int64_t rows, ThreadPool* pool);
   std::vector<std::vector<float>>& scratch_for(ThreadPool* pool);
 

@@ -150,11 +150,12 @@ TEST(FloatProducts, FullHessianIsSumOfOuterProductsWithOrWithoutAPool) {
   }
 }
 
-// The per-channel sums split channel ranges over the pool (128 channels a task): 300 channels
-// make a ragged third task. Oracle: each statistic recomputed by a direct f64 loop, and the
-// pooled statistics equal the serial ones bit for bit.
+// The per-channel sums split channel ranges over the pool (128 channels a task): 301 channels
+// make a ragged third task (six-channel passes, a pair, one odd channel). Oracle: each statistic
+// recomputed by a direct f64 loop (the sums of |x| and the max |x| in row order, so exactly), and
+// the pooled statistics equal the serial ones bit for bit.
 TEST(InputStatisticsSums, MatchDirectSumsWithOrWithoutAPool) {
-  const std::size_t in = 300, rows = 90;
+  const std::size_t in = 301, rows = 90;
   const auto x = random_floats(rows * in, 13);  // [rows, in]: two samples of 40 and 50 rows
   InputStatistics serial(in, StatisticsConfig{}), pooled(in, StatisticsConfig{});
   ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
@@ -168,10 +169,13 @@ TEST(InputStatisticsSums, MatchDirectSumsWithOrWithoutAPool) {
     s->add_rows(x.data() + 70 * in, 20, p);
     s->end_sample();
   }
-  double max_var_sum = 0;
+  double max_var_sum = 0, magnitude_sum = 0;
   for (auto [first, n] : {std::pair<std::size_t, std::size_t>{0, 40}, {40, 50}}) {
-    double max_var = 0;
+    double max_var = 0, magnitude = 0;
     for (std::size_t c = 0; c < in; ++c) {
+      double max_abs = 0;
+      for (std::size_t r = first; r < first + n; ++r) max_abs = std::max(max_abs, std::fabs(double(x[r * in + c])));
+      magnitude += max_abs;
       double mean = 0, sq = 0;
       for (std::size_t r = first; r < first + n; ++r) mean += x[r * in + c] / double(n);
       for (std::size_t r = first; r < first + n; ++r) sq += (x[r * in + c] - mean) * (x[r * in + c] - mean);
@@ -180,12 +184,14 @@ TEST(InputStatisticsSums, MatchDirectSumsWithOrWithoutAPool) {
       ASSERT_NEAR(got, mean, 1e-5 * (1 + std::fabs(mean))) << "channel " << c;
     }
     max_var_sum += max_var;
+    magnitude_sum += magnitude / double(in);
   }
   EXPECT_NEAR(serial.max_variance(), max_var_sum / 2, 1e-9 * max_var_sum);
+  EXPECT_EQ(serial.mean_magnitude(), magnitude_sum / 2);
   for (std::size_t c = 0; c < in; ++c) {
     double sum_abs = 0;
     for (std::size_t r = 0; r < rows; ++r) sum_abs += std::fabs(double(x[r * in + c]));
-    ASSERT_NEAR(serial.mean_abs(c), sum_abs / double(rows), 1e-12 * sum_abs) << "channel " << c;
+    ASSERT_EQ(serial.mean_abs(c), sum_abs / double(rows)) << "channel " << c;
     ASSERT_EQ(serial.mean_abs(c), pooled.mean_abs(c)) << "channel " << c;
   }
   EXPECT_EQ(serial.sample_means(), pooled.sample_means());
