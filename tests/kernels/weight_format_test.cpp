@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <random>
@@ -199,6 +200,49 @@ TEST(WeightFormat, ExtremeValues) {
   EXPECT_KILN_ERROR(quantize_weights(nan, 2, 32, WeightScheme::kF16, 32, "nanf"), "nanf", "[0, 1]");
   std::vector<float> big16(4, 1e5f);
   EXPECT_KILN_ERROR(quantize_weights(big16, 2, 2, WeightScheme::kF16, 2, "b"), "'b'", "f16 range");
+}
+
+// rtn_params finds a group's range 4 lanes at a time: oracle, NNCF's formulas over a plain
+// scalar min / max, for every group length 1..19 (vector part, tail, both) with the extremes and
+// a non-finite weight at every position.
+TEST(WeightFormat, RtnParamsMatchAScalarRangeAtEveryPosition) {
+  const auto scalar_params = [](WeightScheme s, const std::vector<float>& g) {
+    float lo = g[0], hi = g[0];
+    for (float w : g) {
+      lo = std::min(lo, w);
+      hi = std::max(hi, w);
+    }
+    QuantParams p;
+    if (s == WeightScheme::kInt4Sym) {
+      p.scale = f16_to_f32(f32_to_f16((std::fabs(lo) >= hi ? std::fabs(lo) : -hi) / 8.0f));
+    } else {  // int8 asym
+      lo = std::min(lo, 0.0f);
+      hi = std::max(hi, 0.0f);
+      p.scale = f16_to_f32(f32_to_f16((hi - lo) / 255.0f));
+      p.zero_point = static_cast<int>(std::clamp(-std::nearbyint(lo / p.scale), 0.0f, 255.0f));
+    }
+    return p;
+  };
+  for (std::size_t n = 1; n < 20; ++n) {
+    for (std::size_t at = 0; at < n; ++at) {
+      std::vector<float> g = random_weights(n, static_cast<unsigned>(n * 31 + at));
+      for (float& w : g) w = std::fabs(w) + 0.01f;
+      for (WeightScheme s : {WeightScheme::kInt4Sym, WeightScheme::kInt8Asym}) {
+        for (float extreme : {-1.0f, 1.0f}) {
+          std::vector<float> h = g;
+          h[at] = extreme;
+          const QuantParams got = rtn_params(s, h), want = scalar_params(s, h);
+          EXPECT_EQ(got.scale, want.scale) << "length " << n << " extreme " << extreme << " at " << at;
+          EXPECT_EQ(got.zero_point, want.zero_point) << "length " << n << " at " << at;
+        }
+        for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+          std::vector<float> h = g;
+          h[at] = bad;
+          EXPECT_KILN_ERROR(rtn_params(s, h), "not finite");
+        }
+      }
+    }
+  }
 }
 
 TEST(WeightFormat, RejectsBadShapes) {
