@@ -49,12 +49,12 @@ CalibrationData load_calibration_data(const std::string& dataset, const Tokenize
 std::map<std::string, std::shared_ptr<InputStatistics>> collect_statistics(
     const ir::ModelConfig& config, std::shared_ptr<const ir::TensorSource> source, const CalibrationData& data,
     const std::map<std::string, StatisticsConfig>& watched, const CalibrationRun& run) {
-  std::unique_ptr<models::Ops> backend = run.backend ? run.backend() : std::make_unique<models::ReferenceOps>();
+  std::unique_ptr<models::Ops> backend = run.backend ? run.backend(run.pool) : std::make_unique<models::ReferenceOps>();
   // NOTE: without the head nothing reads the last layer's MLP output (it only joins the residual
   // stream the head would normalise), so that product (1/7 of a layer's) is left out.
   std::set<std::string> unread;
   if (!run.run_head) unread.insert(fmt::format("model.layers.{}.mlp.down_proj.weight", config.num_layers - 1));
-  auto recording = std::make_unique<RecordingOps>(std::move(backend), watched, run.pool, std::move(unread));
+  auto recording = std::make_unique<RecordingOps>(std::move(backend), watched, run.pool.get(), std::move(unread));
   RecordingOps* recorder = recording.get();
   std::int64_t longest = 0;
   for (const auto& s : data.samples) longest = std::max(longest, static_cast<std::int64_t>(s.size()));

@@ -38,7 +38,9 @@ CalibrationData load_calibration_data(const std::string& dataset, const Tokenize
                                       std::optional<std::int32_t> bos_token_id, std::int64_t num_samples,
                                       std::int64_t sample_tokens);
 
-using BackendFactory = std::function<std::unique_ptr<models::Ops>()>;
+// `pool`: the threads calibration runs on, shared with the statistics so one set of workers
+// serves the whole forward (null: the backend makes its own).
+using BackendFactory = std::function<std::unique_ptr<models::Ops>(const std::shared_ptr<ThreadPool>& pool)>;
 using SampleCallback = std::function<void(std::int64_t done, std::int64_t total)>;
 
 struct CalibrationRun {
@@ -48,7 +50,7 @@ struct CalibrationRun {
   // (--all-layers); otherwise it is skipped, saving the largest matrix of the model.
   bool run_head = false;
   const std::atomic<bool>* cancel = nullptr;
-  ThreadPool* pool = nullptr;         // shares the statistics' work between cores (null: one)
+  std::shared_ptr<ThreadPool> pool;   // shares the statistics' and the backend's work between cores (null: one)
 };
 
 // Runs the model over every sample, recording the inputs of `watched` weights. Returns

@@ -10,14 +10,15 @@
 namespace kiln::exporter {
 
 BackendFactory cpu_calibration_backend(const std::filesystem::path& model_dir) {
-  return [model_dir]() -> std::unique_ptr<models::Ops> {
+  return [model_dir](const std::shared_ptr<ThreadPool>& shared) -> std::unique_ptr<models::Ops> {
     const ir::HfCheckpoint checkpoint(model_dir);
     models::validate_tensors(checkpoint.config(), checkpoint);
     runtime::DeviceProperties p;
     p.performance_hint = runtime::PerformanceHint::kThroughput;
     p.kv_cache_precision = models::KvPrecision::kF32;
     const Isa isa = select_isa();
-    auto pool = std::make_shared<ThreadPool>(ThreadPoolOptions{.num_threads = 0, .pin_threads = false, .spin_us = 20});
+    std::shared_ptr<ThreadPool> pool =
+        shared ? shared : std::make_shared<ThreadPool>(ThreadPoolOptions{.num_threads = 0, .pin_threads = false, .spin_us = 20});
     // Packed into fresh memory (no compile cache): the copy lives only as long as calibration.
     std::shared_ptr<const runtime::CompiledWeights> weights = runtime::CompiledWeights::compile(
         runtime::plan_weights(checkpoint.config(), checkpoint, isa), checkpoint, {}, *pool, /*release_source_pages=*/true);

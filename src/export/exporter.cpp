@@ -100,7 +100,10 @@ class Exporter {
   std::unique_ptr<ProgressBar> progress_;
   Json tensor_records_ = Json::object();
   // Calibration statistics and AWQ's search share the cores while the backend's own pool waits.
-  ThreadPool pool_{ThreadPoolOptions{.num_threads = 0, .pin_threads = false, .spin_us = 20}};
+  // NOTE: the calibration backend runs on this pool too: with a pool of its own, each side's
+  // worker slept through the other's regions and a core idled while it woke.
+  std::shared_ptr<ThreadPool> pool_ =
+      std::make_shared<ThreadPool>(ThreadPoolOptions{.num_threads = 0, .pin_threads = false, .spin_us = 20});
 };
 
 void Exporter::calibrate() {
@@ -116,7 +119,7 @@ void Exporter::calibrate() {
   CalibrationRun run;
   run.backend = backend_;
   run.cancel = options_.cancel;
-  run.pool = &pool_;
+  run.pool = pool_;
   run.run_head = std::any_of(watched.begin(), watched.end(), [](const auto& w) { return w.first == "lm_head.weight"; });
   run.on_sample = [this](std::int64_t done, std::int64_t total) {
     progress_->update(done, fmt::format("calibrating: sample {}/{}", done, total));
@@ -170,7 +173,7 @@ ExportResult Exporter::run() {
   end_phase("sensitivity");
 
   ir::IrWriter writer(staging.path());
-  LayerCompressor compressor(*checkpoint_, recipe_, statistics_, writer, &pool_);
+  LayerCompressor compressor(*checkpoint_, recipe_, statistics_, writer, pool_.get());
   for (std::size_t i = 0; i < plan_.size(); ++i) {
     check_cancel();
     const TensorPlan& p = plan_[i];
