@@ -105,7 +105,7 @@ std::string LayerCompressor::write(const std::vector<TensorPlan>& plan, std::siz
       write_quantized(writer_, p, quantize_gptq(std::move(w), out, in, p.scheme, gs, *stats, recipe_.scale_estimation, p.spec.name));
       method = awq + (recipe_.scale_estimation ? "gptq+scale_estimation" : "gptq");
     } else {
-      write_quantized(writer_, p, quantize_with_scale_estimation(w, out, in, p.scheme, gs, *stats, p.spec.name));
+      write_quantized(writer_, p, quantize_with_scale_estimation(w, out, in, p.scheme, gs, *stats, p.spec.name, pool_));
       method = awq + "scale_estimation";
     }
   } else if (f32_.contains(p.spec.name)) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "export/float_products.hpp"
@@ -17,7 +16,7 @@ constexpr int kInitialSteps = 5;
 constexpr int kScaleSteps = 5;
 constexpr float kScaleStepFactor = 0.05f;
 
-constexpr std::size_t kPanelRows = 32;  // rows searched in lockstep per task
+constexpr std::size_t kPanelRows = 32;  // rows searched in lockstep per task (even: see the codes below)
 // NNCF's subset (AdvancedScaleEstimationParameters.subset_size): of more samples, every
 // (samples / 64)-th one's mean is used.
 constexpr std::size_t kMeanSubset = 64;
@@ -214,36 +213,39 @@ QuantParams estimate_group_params(WeightScheme scheme, std::span<const float> w,
 
 QuantizedMatrix quantize_with_scale_estimation(std::span<const float> w, std::size_t out, std::size_t in,
                                                WeightScheme scheme, std::size_t group_size,
-                                               const InputStatistics& stats, std::string_view name) {
+                                               const InputStatistics& stats, std::string_view name, ThreadPool* pool) {
   if (stats.in() != static_cast<std::int64_t>(in) || stats.num_samples() == 0) {
     fail(ErrorKind::kInternal, "scale estimation of '{}': no per-sample input means of width {}", name, in);
   }
   QuantizedMatrix m(scheme, out, in, group_size);
-  // Rows are independent: panels of them are split over the cores. Each row's result does not
-  // depend on the split or its panel, so the output is the same bytes for any thread count.
-  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
-  for (std::size_t first = 0, g = 0; first < in; first += group_size, ++g) {
-    const std::size_t n = std::min(group_size, in - first);
-    const std::vector<float> h = sample_mean_gram(stats, first, group_size);  // [n, n]
-    std::vector<QuantParams> params(out);  // [out] round to nearest's, then the best found
-    for (std::size_t r = 0; r < out; ++r) params[r] = rtn_params(scheme, w.subspan(r * in + first, n));
-    const std::size_t panels = (out + kPanelRows - 1) / kPanelRows;
-    const auto work = [&](std::size_t t) {
-      for (std::size_t panel = t; panel < panels; panel += threads) {
-        const std::size_t r0 = panel * kPanelRows, rows = std::min(kPanelRows, out - r0);
-        search_rows(scheme, w.data() + r0 * in + first, in, rows, n, h.data(), std::span(params).subspan(r0, rows));
+  const std::size_t groups = (in + group_size - 1) / group_size;
+  std::vector<std::vector<float>> grams(groups);  // [groups][n, n]
+  run_tasks(pool, groups, [&](std::size_t g, std::size_t) { grams[g] = sample_mean_gram(stats, g * group_size, group_size); });
+  // Every (group, panel of rows) is a task of one pool call: rows are independent, and a row's
+  // result does not depend on its panel or thread, so the bytes are the same for any pool.
+  std::vector<QuantParams> params(groups * out);  // [groups, out]: round to nearest's, then the best found
+  const std::size_t panels = (out + kPanelRows - 1) / kPanelRows;
+  run_tasks(pool, groups * panels, [&](std::size_t task, std::size_t) {
+    const std::size_t g = task / panels, r0 = task % panels * kPanelRows, rows = std::min(kPanelRows, out - r0);
+    const std::size_t first = g * group_size, n = std::min(group_size, in - first);
+    QuantParams* p = params.data() + g * out + r0;
+    for (std::size_t r = 0; r < rows; ++r) p[r] = rtn_params(scheme, w.subspan((r0 + r) * in + first, n));
+    search_rows(scheme, w.data() + r0 * in + first, in, rows, n, grams[g].data(), {p, rows});
+  });
+  // Codes in panels of kPanelRows (even) rows: 4-bit codes and zero points are packed flat across
+  // rows, and an even number of rows always ends on a byte boundary, so no byte is shared.
+  run_tasks(pool, panels, [&](std::size_t panel, std::size_t) {
+    const std::size_t r0 = panel * kPanelRows, r1 = std::min(out, r0 + kPanelRows);
+    for (std::size_t r = r0; r < r1; ++r) {
+      for (std::size_t g = 0; g < groups; ++g) {
+        const QuantParams p = params[g * out + r];
+        m.set_params(r, g, p);
+        for (std::size_t c = g * group_size; c < std::min(in, (g + 1) * group_size); ++c) {
+          m.set_code(r, c, quantize_value(scheme, w[r * in + c], p));
+        }
       }
-    };
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < threads && t < panels; ++t) pool.emplace_back(work, t);
-    work(0);
-    for (std::thread& th : pool) th.join();
-    // Codes are written here, single-threaded: 4-bit rows may share a byte.
-    for (std::size_t r = 0; r < out; ++r) {
-      m.set_params(r, g, params[r]);
-      for (std::size_t c = 0; c < n; ++c) m.set_code(r, first + c, quantize_value(scheme, w[r * in + first + c], params[r]));
     }
-  }
+  });
   return m;
 }
 

@@ -27,9 +27,11 @@ std::vector<float> hessian_block_f32(const InputStatistics& stats, std::size_t f
 // The [n, n] block from `first` of Σ_s μ_s μ_sᵀ / S over the subset of S per-sample mean inputs.
 std::vector<float> sample_mean_gram(const InputStatistics& stats, std::size_t first, std::size_t size);
 
-// An [out, in] matrix quantised with estimated scales; `stats` must hold per-sample means of its input.
+// An [out, in] matrix quantised with estimated scales; `stats` must hold per-sample means of its
+// input. `pool` (may be null) shares the groups' searches; the result does not depend on it.
 QuantizedMatrix quantize_with_scale_estimation(std::span<const float> w, std::size_t out, std::size_t in,
                                                WeightScheme scheme, std::size_t group_size,
-                                               const InputStatistics& stats, std::string_view name);
+                                               const InputStatistics& stats, std::string_view name,
+                                               ThreadPool* pool = nullptr);
 
 }  // namespace kiln::exporter

@@ -14,6 +14,7 @@
 #include "export/gptq.hpp"
 #include "export/group_quantizer.hpp"
 #include "export/scale_estimation.hpp"
+#include "runtime/thread_pool.hpp"
 
 namespace kiln::exporter {
 namespace {
@@ -103,6 +104,46 @@ TEST(ScaleEstimation, NeverWorseAndBetterOnUnevenActivations) {
     const double se = mean_output_error(p, dequantize_weights(m.view()));
     const double rtn = mean_output_error(p, dequantize_weights(quantize_weights(p.w, p.out, p.in, scheme, 32, "w").view()));
     EXPECT_LT(se, 0.9 * rtn) << weight_scheme_name(scheme) << ": SE " << se << " vs RTN " << rtn;
+  }
+}
+
+// The matrix search runs (group, row panel) tasks on a pool and writes codes by row panels.
+// Oracle: each row and group searched alone (estimate_group_params on the group's gram), with
+// and without a pool, on a shape with a ragged panel (70 rows), a ragged last group (90 = 2·32 +
+// 26) and an odd group count, so 4-bit zero points are packed across rows.
+TEST(ScaleEstimation, MatrixEqualsEachRowSearchedAloneWithOrWithoutAPool) {
+  Problem p = make_problem(5);
+  p.out = 70;
+  p.in = 90;
+  p.w.resize(p.out * p.in);
+  std::mt19937 rng(6);
+  std::normal_distribution<float> n(0.0f, 0.05f);
+  for (float& v : p.w) v = n(rng);
+  p.x.resize(p.rows * p.in);
+  for (std::size_t i = 0; i < p.x.size(); ++i) p.x[i] = (i % p.in % 16 == 3 ? 8.0f : 1.0f) * n(rng) * 20.0f;
+  const InputStatistics stats = record(p, HessianMode::kNone);
+  ThreadPool pool(ThreadPoolOptions{.num_threads = 3});
+  for (WeightScheme scheme : {WeightScheme::kInt4Sym, WeightScheme::kInt4Asym}) {
+    const std::size_t gs = 32, groups = 3;
+    QuantizedMatrix want(scheme, p.out, p.in, gs);
+    for (std::size_t g = 0; g < groups; ++g) {
+      const std::size_t first = g * gs, width = std::min(gs, p.in - first);
+      const std::vector<float> h = sample_mean_gram(stats, first, gs);
+      for (std::size_t r = 0; r < p.out; ++r) {
+        const std::span<const float> w(p.w.data() + r * p.in + first, width);
+        const QuantParams best = estimate_group_params(scheme, w, h.data(), rtn_params(scheme, w));
+        want.set_params(r, g, best);
+        for (std::size_t c = 0; c < width; ++c) want.set_code(r, first + c, quantize_value(scheme, w[c], best));
+      }
+    }
+    // The search moved scales away from round to nearest's, so the comparison below has teeth.
+    ASSERT_NE(want.scales(), quantize_weights(p.w, p.out, p.in, scheme, gs, "w").scales());
+    for (ThreadPool* on : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      const QuantizedMatrix got = quantize_with_scale_estimation(p.w, p.out, p.in, scheme, gs, stats, "w", on);
+      EXPECT_EQ(got.data(), want.data()) << weight_scheme_name(scheme) << (on ? " pooled" : " serial");
+      EXPECT_EQ(got.scales(), want.scales()) << weight_scheme_name(scheme) << (on ? " pooled" : " serial");
+      EXPECT_EQ(got.zero_points(), want.zero_points()) << weight_scheme_name(scheme) << (on ? " pooled" : " serial");
+    }
   }
 }
 
