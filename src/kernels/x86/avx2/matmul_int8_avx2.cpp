@@ -19,38 +19,31 @@
 namespace kiln::kernels::avx2 {
 namespace {
 
-// Geometry of one call, computed once. int8_block_columns nests blocks in both kinds of group.
+// Geometry of one call, computed once, in 32-column chunks. int8_block_columns nests blocks in
+// both kinds of group.
 struct Int8Shape {
-  std::size_t block;         // columns per integer block, a multiple of kActivationChunk
-  std::size_t in_rounded;    // in rounded up to kActivationChunk: blocks end here at the latest
-  std::size_t tile_bytes;    // packed bytes per 8-row tile
-  std::size_t weight_span;   // columns per weight group; in_rounded when one group covers the row
-  std::size_t blocks_per_act_group;  // max() when one activation group covers the row
+  std::size_t chunks;                   // in rounded up to kActivationChunk, in chunks
+  std::size_t chunks_per_block;         // chunks summed in integers before one scale multiply
+  std::size_t blocks_per_weight_group;  // the last group may have fewer; all when one covers the row
+  std::size_t blocks_per_act_group;     // max() when one activation group covers the row
+  std::size_t tile_bytes;               // packed bytes per 8-row tile
 };
 
 template <bool kInt4>
 Int8Shape int8_shape(const PackedLayout& l, const QuantizedActivations& xq) {
   const std::size_t block = int8_block_columns(l, xq.group_size);
-  const std::size_t in_rounded = (l.in + kActivationChunk - 1) / kActivationChunk * kActivationChunk;
-  return Int8Shape{block, in_rounded, l.k_padded * (kInt4 ? 4 : 8),
-                   l.group_size >= l.in ? in_rounded : l.group_size,
-                   xq.group_size >= l.in ? std::numeric_limits<std::size_t>::max() : xq.group_size / block};
+  const std::size_t chunks = (l.in + kActivationChunk - 1) / kActivationChunk;
+  const std::size_t blocks = (chunks * kActivationChunk + block - 1) / block;
+  return Int8Shape{chunks, block / kActivationChunk, l.group_size >= l.in ? blocks : l.group_size / block,
+                   xq.group_size >= l.in ? std::numeric_limits<std::size_t>::max() : xq.group_size / block,
+                   l.k_padded * (kInt4 ? 4 : 8)};
 }
 
-// Σ q over columns [k0, k1); kOneChunk: the block is one chunk.
-template <bool kOneChunk>
-inline std::int32_t chunk_sum(const std::int32_t* sums, std::size_t k0, std::size_t k1) {
-  if constexpr (kOneChunk) return sums[k0 / kActivationChunk];
-  std::int32_t s = 0;
-  for (std::size_t c = k0 / kActivationChunk; c < k1 / kActivationChunk; ++c) s += sums[c];
-  return s;
-}
-
-// Adds Σ stored · q over the 32 columns from k of one tile to dot[j] (8 int32 lanes) for each
-// activation row j; each weight vector is loaded and unpacked once for all rows.
+// Adds Σ stored · q over the 32 columns of one tile's chunk at w to dot[j] (8 int32 lanes) for
+// each activation row j, whose chunk starts at q[j]; each weight vector is loaded and unpacked
+// once for all rows.
 template <bool kInt4, int kRows>
-inline void add_chunk_dots(const std::uint8_t* tile, const std::int8_t* const (&q)[kRows], std::size_t k,
-                           __m256i (&dot)[kRows]) {
+inline void add_chunk_dots(const std::uint8_t* w, const std::int8_t* const (&q)[kRows], __m256i (&dot)[kRows]) {
   const __m256i ones = _mm256_set1_epi16(1);
   if constexpr (kInt4) {  // int16 sums over the chunk, widened once
     const __m256i low = _mm256_set1_epi8(0x0F);
@@ -58,8 +51,8 @@ inline void add_chunk_dots(const std::uint8_t* tile, const std::int8_t* const (&
 #pragma GCC unroll 4
     for (int j = 0; j < kRows; ++j) pairs[j] = _mm256_setzero_si256();
 #pragma GCC unroll 4
-    for (std::size_t kc = k; kc < k + kActivationChunk; kc += 8) {  // kc..kc+3 low nibbles, kc+4.. high
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + kc * 4));
+    for (std::size_t kc = 0; kc < kActivationChunk; kc += 8) {  // kc..kc+3 low nibbles, kc+4.. high
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + kc * 4));
       const __m256i lo = _mm256_and_si256(v, low), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
 #pragma GCC unroll 4
       for (int j = 0; j < kRows; ++j) {
@@ -71,12 +64,12 @@ inline void add_chunk_dots(const std::uint8_t* tile, const std::int8_t* const (&
     for (int j = 0; j < kRows; ++j) dot[j] = _mm256_add_epi32(dot[j], _mm256_madd_epi16(pairs[j], ones));
   } else {
 #pragma GCC unroll 8
-    for (std::size_t kc = k; kc < k + kActivationChunk; kc += 4) {
-      const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + kc * 8));
-      const __m256i magnitude = _mm256_abs_epi8(w);
+    for (std::size_t kc = 0; kc < kActivationChunk; kc += 4) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + kc * 8));
+      const __m256i magnitude = _mm256_abs_epi8(v);
 #pragma GCC unroll 4
       for (int j = 0; j < kRows; ++j) {
-        const __m256i p = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(broadcast4(q[j] + kc), w));
+        const __m256i p = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(broadcast4(q[j] + kc), v));
         dot[j] = _mm256_add_epi32(dot[j], _mm256_madd_epi16(p, ones));
       }
     }
@@ -90,26 +83,28 @@ inline void add_chunk_dots(const std::uint8_t* tile, const std::int8_t* const (&
 template <bool kInt4, bool kAsym, bool kOneChunk, int kRows>
 void int8_rows(const PackedWeights& w, const MatmulArgs& a, const Int8Shape& s, std::size_t t,
                std::size_t i0, __m256i mask) {
+  constexpr std::size_t kChunkBytes = kActivationChunk * kTileRows / (kInt4 ? 2 : 1);
   const PackedLayout& l = w.layout;
   const QuantizedActivations& xq = *a.xq;
-  const std::uint8_t* tile = w.data() + t * s.tile_bytes;
+  // Everything the walk reads advances by pointer: the tile's chunks, each row's codes, chunk
+  // sums and activation scales, the tile's scales and zero points.
+  const std::uint8_t* chunk = w.data() + t * s.tile_bytes;
   const std::uint16_t* scales = w.scales() + t * l.groups * kTileRows;
   const std::uint8_t* zeros = w.zeros() + t * l.groups * kTileRows;
   const std::int8_t* q[kRows];
-  const float* act_scales[kRows];
+  const float* act_scale[kRows];
   const std::int32_t* sums[kRows];
 #pragma GCC unroll 4
   for (int j = 0; j < kRows; ++j) {
     q[j] = xq.codes + (i0 + j) * xq.row_stride;
-    act_scales[j] = xq.scales + (i0 + j) * xq.groups;
+    act_scale[j] = xq.scales + (i0 + j) * xq.groups;
     sums[j] = xq.chunk_sums + (i0 + j) * xq.chunks;
   }
   __m256 acc[kRows];
 #pragma GCC unroll 4
   for (int j = 0; j < kRows; ++j) acc[j] = _mm256_setzero_ps();
-  std::size_t act = 0, act_left = s.blocks_per_act_group;
-  for (std::size_t g0 = 0, g = 0; g0 < l.in; g0 += s.weight_span, ++g) {
-    const std::size_t g1 = std::min(g0 + s.weight_span, s.in_rounded);
+  std::size_t act_left = s.blocks_per_act_group;
+  for (std::size_t chunks_left = s.chunks; chunks_left > 0; scales += kTileRows, zeros += kTileRows) {
     __m256 group_acc[kRows];
     float zero_term[kRows];  // Σ_b s_a,b Σ q, asymmetric only
 #pragma GCC unroll 4
@@ -117,35 +112,45 @@ void int8_rows(const PackedWeights& w, const MatmulArgs& a, const Int8Shape& s, 
       group_acc[j] = _mm256_setzero_ps();
       zero_term[j] = 0.0f;
     }
-    for (std::size_t k0 = g0; k0 < g1; k0 += s.block) {
-      const std::size_t k1 = std::min(k0 + s.block, g1);
+    for (std::size_t b = 0; b < s.blocks_per_weight_group && chunks_left > 0; ++b) {
+      const std::size_t block_chunks = kOneChunk ? 1 : std::min(s.chunks_per_block, chunks_left);
       __m256i dot[kRows];
-#pragma GCC unroll 4
-      for (int j = 0; j < kRows; ++j) dot[j] = _mm256_setzero_si256();
-      add_chunk_dots<kInt4, kRows>(tile, q, k0, dot);
-      if constexpr (!kOneChunk) {
-        for (std::size_t k = k0 + kActivationChunk; k < k1; k += kActivationChunk) add_chunk_dots<kInt4, kRows>(tile, q, k, dot);
-      }
+      std::int32_t sum_q[kRows];
 #pragma GCC unroll 4
       for (int j = 0; j < kRows; ++j) {
-        const float act_scale = act_scales[j][act];
-        if constexpr (kAsym) {
-          zero_term[j] += act_scale * static_cast<float>(chunk_sum<kOneChunk>(sums[j], k0, k1));
-        } else if constexpr (kInt4) {
-          dot[j] = _mm256_sub_epi32(dot[j], _mm256_set1_epi32(8 * chunk_sum<kOneChunk>(sums[j], k0, k1)));
+        dot[j] = _mm256_setzero_si256();
+        sum_q[j] = 0;
+      }
+      for (std::size_t c = 0; c < block_chunks; ++c) {
+        add_chunk_dots<kInt4, kRows>(chunk, q, dot);
+        chunk += kChunkBytes;
+#pragma GCC unroll 4
+        for (int j = 0; j < kRows; ++j) {
+          q[j] += kActivationChunk;
+          sum_q[j] += *sums[j]++;
         }
-        group_acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[j]), _mm256_set1_ps(act_scale), group_acc[j]);
+      }
+      chunks_left -= block_chunks;
+#pragma GCC unroll 4
+      for (int j = 0; j < kRows; ++j) {
+        if constexpr (kAsym) {
+          zero_term[j] += *act_scale[j] * static_cast<float>(sum_q[j]);
+        } else if constexpr (kInt4) {
+          dot[j] = _mm256_sub_epi32(dot[j], _mm256_set1_epi32(8 * sum_q[j]));
+        }
+        group_acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[j]), _mm256_set1_ps(*act_scale[j]), group_acc[j]);
       }
       if (--act_left == 0) {
-        ++act;
+#pragma GCC unroll 4
+        for (int j = 0; j < kRows; ++j) ++act_scale[j];
         act_left = s.blocks_per_act_group;
       }
     }
-    const __m256 weight_scale = load_scales(scales + g * kTileRows);
+    const __m256 weight_scale = load_scales(scales);
 #pragma GCC unroll 4
     for (int j = 0; j < kRows; ++j) {
       if constexpr (kAsym) {
-        __m256 zero_point = _mm256_cvtepi32_ps(load_zero_points(zeros + g * kTileRows));
+        __m256 zero_point = _mm256_cvtepi32_ps(load_zero_points(zeros));
         if constexpr (!kInt4) zero_point = _mm256_sub_ps(zero_point, _mm256_set1_ps(128.0f));  // codes stored - 128
         group_acc[j] = _mm256_fnmadd_ps(zero_point, _mm256_set1_ps(zero_term[j]), group_acc[j]);
       }
@@ -188,7 +193,7 @@ void gemm_rows(const PackedWeights& w, const MatmulArgs& a, const Int8Shape& s, 
 template <bool kInt4, bool kAsym>
 void gemv_int8(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
   const Int8Shape s = int8_shape<kInt4>(w.layout, *a.xq);
-  if (s.block == kActivationChunk) {
+  if (s.chunks_per_block == 1) {
     gemv_rows<kInt4, kAsym, true>(w, a, s, row_begin, row_end);
   } else {
     gemv_rows<kInt4, kAsym, false>(w, a, s, row_begin, row_end);
@@ -198,7 +203,7 @@ void gemv_int8(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begi
 template <bool kAsym>
 void gemm_int8(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
   const Int8Shape s = int8_shape<false>(w.layout, *a.xq);
-  if (s.block == kActivationChunk) {
+  if (s.chunks_per_block == 1) {
     gemm_rows<kAsym, true>(w, a, s, row_begin, row_end);
   } else {
     gemm_rows<kAsym, false>(w, a, s, row_begin, row_end);
