@@ -197,7 +197,9 @@ TEST_P(AttentionVsTwin, EncodeIsBitIdenticalToTwin) {
         kernels.encode(x.data(), count, e, group, got.data(), got_params.data());
         reference::encode_kv(x.data(), count, e, group, want.data(), want_params.data());
         EXPECT_EQ(got, want) << kv_element_name(e) << " count " << count << " group " << group;
-        if (e == KvElement::kU8) EXPECT_EQ(got_params, want_params) << "count " << count << " group " << group;
+        if (e == KvElement::kU8) {
+          EXPECT_EQ(got_params, want_params) << "count " << count << " group " << group;
+        }
       }
     }
   }

@@ -146,7 +146,9 @@ TEST_P(RtnErrorBound, HoldsForEveryElement) {
       max_err_over_scale = std::max(max_err_over_scale, double(err / s));
     }
   }
-  if (c.scheme != WeightScheme::kNf4) EXPECT_GT(max_err_over_scale, 0.3);  // the bound is tight
+  if (c.scheme != WeightScheme::kNf4) {
+    EXPECT_GT(max_err_over_scale, 0.3);  // the bound is tight
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
