@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include "kernels/attention/attention_isa.hpp"
+#include "kernels/attention/kv_row_address.hpp"
 #include "kernels/elementwise/vector_math_avx512.hpp"
 
 namespace kiln::kernels {
@@ -16,24 +17,8 @@ namespace vm = avx512_math;
 constexpr long kHeadsPerPass = 8;
 constexpr long kPositionsPerPass = 16;
 
-struct RowAddress {
-  const std::uint8_t* keys;
-  const std::uint8_t* values;
-  const float* key_params;    // u8 only
-  const float* value_params;  // u8 only
-};
-
-// The K and V rows of `pos` for the query's KV head.
-inline RowAddress row_address(const PagedKv& kv, const AttentionQuery& q, long pos, long row_bytes) {
-  const long block = q.block_table[pos / kv.block_size];
-  const long row = (block * kv.num_kv_heads + q.kv_head) * kv.block_size + pos % kv.block_size;
-  RowAddress a{kv.keys + row * row_bytes, kv.values + row * row_bytes, nullptr, nullptr};
-  if (kv.key_params) {
-    a.key_params = kv.key_params + row * kv.groups * 2;
-    a.value_params = kv.value_params + row * kv.groups * 2;
-  }
-  return a;
-}
+using kv_rows::RowAddress;
+using kv_rows::row_address;
 
 // 16 elements of a stored row from element i on, as f32; lanes outside `m` are zero codes.
 template <KvElement E>

@@ -1,10 +1,11 @@
 // AVX2 reads of paged K/V rows shared by the attention translation units (attend and
-// attend_rows): row addresses through the block table and 8-lane loads that decode any stored
-// element to f32. Internal linkage only (static inline), as in vector_math_avx2.hpp.
+// attend_rows): 8-lane loads that decode any stored element to f32 (row addresses:
+// kv_row_address.hpp). Internal linkage only (static inline), as in vector_math_avx2.hpp.
 #pragma once
 
 #include <immintrin.h>
 
+#include "kernels/attention/kv_row_address.hpp"
 #include "kernels/attention/paged_attention.hpp"
 #include "kernels/elementwise/vector_math_avx2.hpp"
 
@@ -12,24 +13,8 @@ namespace kiln::kernels::avx2_kv {
 
 namespace vm = avx2_math;
 
-// The K and V rows of one position for a query's KV head (u8: and their (scale, min) groups).
-struct RowAddress {
-  const std::uint8_t* keys;
-  const std::uint8_t* values;
-  const float* key_params;
-  const float* value_params;
-};
-
-static inline RowAddress row_address(const PagedKv& kv, const AttentionQuery& q, long pos, long row_bytes) {
-  const long block = q.block_table[pos / kv.block_size];
-  const long row = (block * kv.num_kv_heads + q.kv_head) * kv.block_size + pos % kv.block_size;
-  RowAddress a{kv.keys + row * row_bytes, kv.values + row * row_bytes, nullptr, nullptr};
-  if (kv.key_params) {
-    a.key_params = kv.key_params + row * kv.groups * 2;
-    a.value_params = kv.value_params + row * kv.groups * 2;
-  }
-  return a;
-}
+using kv_rows::RowAddress;
+using kv_rows::row_address;
 
 static constexpr long element_bytes(KvElement e) { return e == KvElement::kF32 ? 4 : e == KvElement::kU8 ? 1 : 2; }
 
