@@ -161,7 +161,7 @@ void int8_rows(const PackedWeights& w, const MatmulArgs& a, const Int8Shape& s, 
   for (int j = 0; j < kRows; ++j) store_tile(a.y + (i0 + j) * a.y_stride, t, mask, acc[j], a.bias);
 }
 
-// Decode: each activation row streams the tiles of the row range.
+// Decode: the row range's tiles in turn, each for every activation row (one in decode).
 template <bool kInt4, bool kAsym, bool kOneChunk>
 void gemv_rows(const PackedWeights& w, const MatmulArgs& a, const Int8Shape& s, std::size_t row_begin,
                std::size_t row_end) {
@@ -175,7 +175,7 @@ void gemv_rows(const PackedWeights& w, const MatmulArgs& a, const Int8Shape& s, 
 template <bool kAsym, bool kOneChunk>
 void gemm_rows(const PackedWeights& w, const MatmulArgs& a, const Int8Shape& s, std::size_t row_begin,
                std::size_t row_end) {
-  constexpr int kRows = 4;  // 16 ymm registers: 4 int + 4 float accumulators and temporaries
+  constexpr int kRows = 4;  // 4 int block sums, 4 group and 4 total accumulators: 12 of 16 ymm
   for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end; ++t) {
     const __m256i mask = row_mask(t, row_begin, row_end);
     std::size_t i = 0;
