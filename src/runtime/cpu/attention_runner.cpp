@@ -1,6 +1,7 @@
 #include "runtime/cpu/attention_runner.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "runtime/thread_pool.hpp"
 
@@ -48,7 +49,16 @@ void AttentionRunner::run(const kernels::PagedKv& kv, const float* q, std::int64
   for (const models::AttentionSequence& s : sequences) rows += s.num_rows;
   const std::int64_t units = rows * kv.num_kv_heads;
 
+  // Scratch for the most tasks and split slots these rows can make at any context length: a
+  // row's splits grow with its context (up to splits_for's cap), and decode must not allocate as
+  // a sequence grows.
+  const std::int64_t most_splits = splits_for(units, std::numeric_limits<std::int64_t>::max());
+  const auto most_tasks = static_cast<std::size_t>(units * most_splits);
+  const auto most_slots = static_cast<std::size_t>(most_splits > 1 ? units * most_splits : 0);
   tasks_.clear();
+  tasks_.reserve(most_tasks);
+  if (stats_.size() < most_tasks * 2 * group) stats_.resize(most_tasks * 2 * group);
+  if (split_acc_.size() < most_slots * group * hd) split_acc_.resize(most_slots * group * hd);
   std::int64_t slots = 0;
   for (const models::AttentionSequence& s : sequences) {
     if (const std::int64_t block = block_rows(s, group, hd); block > 0) {
@@ -74,8 +84,6 @@ void AttentionRunner::run(const kernels::PagedKv& kv, const float* q, std::int64
       }
     }
   }
-  if (stats_.size() < tasks_.size() * 2 * group) stats_.resize(tasks_.size() * 2 * group);
-  if (split_acc_.size() < static_cast<std::size_t>(slots * group * hd)) split_acc_.resize(slots * group * hd);
 
   const std::int64_t row_width = num_heads * hd;
   pool_.parallel_for(tasks_.size(), [&](std::size_t t, std::size_t) {

@@ -47,7 +47,7 @@ class AttentionRunner {
   kernels::AttendRowsFn attend_rows_;  // null: the ISA has no blocked kernel
   ThreadPool& pool_;
   std::int64_t min_split_positions_;
-  std::vector<Task> tasks_;            // grown to the largest step, then reused
+  std::vector<Task> tasks_;            // reserved for the most a step of its rows can make, then reused
   std::vector<float> stats_;           // [tasks, 2, group]: max and sum of each task
   std::vector<float> split_acc_;       // [split slots, group, head_dim]
 };
