@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
+#include "cli/option_checks.hpp"
 #include "eval/compare.hpp"
 #include "eval/perplexity.hpp"
 #include "eval/repetition.hpp"
@@ -184,7 +185,7 @@ void add_window_flags(CLI::App* cmd, EvalOptions& o) {
   cmd->add_option("--context", o.context, "Tokens per window (default: the model's positions, at most 1024)")
       ->check(CLI::Range(std::int64_t{2}, std::int64_t{1} << 40));
   cmd->add_option("--stride", o.stride, "Tokens between window starts (default: half the context)")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
 }
 
 }  // namespace
@@ -218,7 +219,7 @@ void register_eval_command(CLI::App& app) {
       ->required();
   repetition->add_option("--max-new-tokens,-n", o->max_new_tokens, "Tokens to generate per prompt")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   repetition->callback([o] { run_repetition(*o); });
 }
 

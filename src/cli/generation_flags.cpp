@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 
 namespace kiln::cli {
 
@@ -17,8 +18,8 @@ void add_generation_flags(CLI::App& cmd, GenerationFlags& f) {
   cmd.add_flag("--include-stop-str", f.include_stop_str_in_output, "Keep the matched stop string in the output");
   cmd.add_flag("--do-sample", f.do_sample, "Sample (default: the model's; --temperature > 0 implies it)");
   cmd.add_option("--temperature", f.temperature, "Sampling temperature; 0 is greedy (default: the model's)")
-      ->check(CLI::NonNegativeNumber);
-  cmd.add_option("--top-k", f.top_k, "Keep the k most likely tokens (0: off)")->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
+  cmd.add_option("--top-k", f.top_k, "Keep the k most likely tokens (0: off)")->check(at_least(0));
   cmd.add_option("--top-p", f.top_p, "Keep the smallest set of tokens with this probability mass")
       ->check(CLI::Range(0.0, 1.0));
   cmd.add_option("--min-p", f.min_p, "Drop tokens below this fraction of the most likely one")->check(CLI::Range(0.0, 1.0));
@@ -49,7 +50,7 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f) {
                "Always speculate, even when the draft does not pay (for measurements)");
   cmd.add_option("--context", f.context, "KV cache capacity in tokens (capped by the model)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   add_device_flags(cmd, f.device);
 }
 
