@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
+#include "cli/option_checks.hpp"
 #include "eval/benchmark.hpp"
 #include "util/file_io.hpp"
 
@@ -29,8 +30,9 @@ void print(const eval::BenchmarkResult& r) {
              o.new_tokens, o.warmup, o.runs);
   fmt::print("  load        {:.2f} ms\n", r.load_ms);
   fmt::print("  TTFT        {}\n", pm(r.ttft_ms, "ms"));
-  fmt::print("  TPOT        {}\n", pm(r.tpot_ms, "ms/token"));
-  fmt::print("  throughput  {}\n", pm(r.throughput, "tokens/s"));
+  const bool inter_token = o.new_tokens > 1;  // one new token has no time between tokens
+  fmt::print("  TPOT        {}\n", inter_token ? pm(r.tpot_ms, "ms/token") : "n/a (one new token)");
+  fmt::print("  throughput  {}\n", inter_token ? pm(r.throughput, "tokens/s") : "n/a (one new token)");
   fmt::print("  prefill     {}\n", pm(r.prefill_tokens_per_s, "tokens/s"));
   fmt::print("  peak RSS    {:.1f} MiB\n", double(r.peak_rss_bytes) / (1 << 20));
 }
@@ -57,10 +59,10 @@ void register_bench_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "Measure load time, TTFT, TPOT, throughput and peak memory");
   cmd->add_option("--model,-m", f->model, "Model directory (default: $KILN_MODEL or the embedded model)");
   add_device_flags(*cmd, f->device);
-  cmd->add_option("--prompt-tokens", f->prompt_tokens, "Prompt length in tokens")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--new-tokens", f->new_tokens, "Tokens generated per run")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", f->warmup, "Unmeasured runs first")->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_option("--runs", f->runs, "Measured runs")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--prompt-tokens", f->prompt_tokens, "Prompt length in tokens")->capture_default_str()->check(at_least(1));
+  cmd->add_option("--new-tokens", f->new_tokens, "Tokens generated per run")->capture_default_str()->check(at_least(1));
+  cmd->add_option("--warmup", f->warmup, "Unmeasured runs first")->capture_default_str()->check(at_least(0));
+  cmd->add_option("--runs", f->runs, "Measured runs")->capture_default_str()->check(at_least(1));
   cmd->add_option("--draft", f->draft, "Draft model for speculative decoding");
   cmd->add_option("--json", f->json, "Also write the results as JSON to this file");
   cmd->callback([f] { run(*f); });

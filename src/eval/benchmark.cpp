@@ -29,6 +29,9 @@ MeanStd over_runs(const std::vector<BenchmarkRun>& runs, double (*field)(const B
 
 Json to_json(const MeanStd& v) { return {{"mean", v.mean}, {"std", v.std}}; }
 
+// TPOT is the time between new tokens: with one new token there is none, and it is null.
+Json inter_token(const BenchmarkResult& r, Json value) { return r.options.new_tokens > 1 ? std::move(value) : Json(); }
+
 }  // namespace
 
 std::string text_with_tokens(const Tokenizer& tokenizer, std::int64_t count) {
@@ -80,9 +83,13 @@ BenchmarkResult run_benchmark(const BenchmarkOptions& o) {
     run.generate_ms = raw.generate_durations_ms.front();
     run.prompt_tokens = static_cast<std::int64_t>(raw.num_input_tokens.front());
     run.generated_tokens = static_cast<std::int64_t>(raw.num_generated_tokens.front());
-    if (run.generated_tokens != o.new_tokens || run.prompt_tokens != o.prompt_tokens) {
-      fail("bench: a run took {} prompt tokens and generated {}, expected {} and {}", run.prompt_tokens,
-           run.generated_tokens, o.prompt_tokens, o.new_tokens);
+    if (run.prompt_tokens != o.prompt_tokens) {
+      fail("bench: a run took {} prompt tokens, expected {}", run.prompt_tokens, o.prompt_tokens);
+    }
+    if (run.generated_tokens != o.new_tokens) {  // EOS and stops are off: only the context ends a run early
+      fail("bench: {} prompt tokens + {} new tokens do not fit the context: a run stopped at {} positions, the "
+           "model's limit; ask for fewer --prompt-tokens or --new-tokens",
+           o.prompt_tokens, o.new_tokens, run.prompt_tokens + run.generated_tokens);
     }
     if (i >= o.warmup) result.runs.push_back(run);
   }
@@ -98,7 +105,7 @@ BenchmarkResult run_benchmark(const BenchmarkOptions& o) {
 Json to_json(const BenchmarkResult& r) {
   Json runs = Json::array();
   for (const BenchmarkRun& run : r.runs) {
-    runs.push_back({{"ttft_ms", run.ttft_ms}, {"tpot_ms", run.tpot_ms}, {"generate_ms", run.generate_ms},
+    runs.push_back({{"ttft_ms", run.ttft_ms}, {"tpot_ms", inter_token(r, run.tpot_ms)}, {"generate_ms", run.generate_ms},
                     {"prompt_tokens", run.prompt_tokens}, {"generated_tokens", run.generated_tokens}});
   }
   Json properties = Json::object();
@@ -112,8 +119,8 @@ Json to_json(const BenchmarkResult& r) {
           {"warmup", r.options.warmup},
           {"load_ms", r.load_ms},
           {"ttft_ms", to_json(r.ttft_ms)},
-          {"tpot_ms", to_json(r.tpot_ms)},
-          {"throughput_tokens_per_s", to_json(r.throughput)},
+          {"tpot_ms", inter_token(r, to_json(r.tpot_ms))},
+          {"throughput_tokens_per_s", inter_token(r, to_json(r.throughput))},
           {"prefill_tokens_per_s", to_json(r.prefill_tokens_per_s)},
           {"peak_rss_bytes", r.peak_rss_bytes},
           {"runs", runs}};

@@ -51,6 +51,8 @@ struct BenchmarkResult {
 // prompt_tokens tokens, or a run produces a different number of tokens.
 BenchmarkResult run_benchmark(const BenchmarkOptions& options);
 
+// Options, aggregates and runs; TPOT and throughput are null with one new token (no time
+// between tokens to measure).
 Json to_json(const BenchmarkResult& result);
 
 // A text the tokenizer encodes (special tokens included, as generate() does) into exactly
