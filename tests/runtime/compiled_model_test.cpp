@@ -63,7 +63,7 @@ class CompiledVsReference : public ::testing::TestWithParam<Case> {
 TEST_P(CompiledVsReference, FullForwardLogits) {
   const Case& c = GetParam();
   auto compiled = testing::compile_cpu(golden_.checkpoint, {.kv_cache_precision = c.kv, .isa = c.isa});
-  auto oracle = testing::rounded_reference(golden_.checkpoint, c.kv);
+  auto oracle = testing::rounded_reference(golden_.checkpoint->config(), golden_.checkpoint, c.kv);
   for (const auto& p : golden_.prompts) {
     const std::vector<float> got = testing::full_forward(*compiled.model, p.ids);
     const std::vector<float> want = testing::full_forward(*oracle, p.ids);

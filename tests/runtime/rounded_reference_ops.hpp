@@ -1,15 +1,19 @@
 // The oracle for the compiled backend's deliberate roundings: the reference backend (scalar f32,
 // double accumulation) that also rounds what the compiled kernels round by design — every K/V
-// row stored through the KV cache's element type (the scalar encode/decode twins), and the
-// activations multiplied by bf16 weights to bf16 (as vdpbf16ps needs). What remains between the
-// two is accumulation order, so the tolerance can stay tight.
+// row stored through the KV cache's element type (the scalar encode/decode twins), the
+// activations multiplied by bf16 weights to bf16 (as vdpbf16ps needs), and with an activation
+// group size (DYNAMIC_QUANTIZATION_GROUP_SIZE) the inputs of int4/int8 weights to int8 codes per
+// group and back (the reference quantiser the kernels match bit for bit). What remains between
+// the two is accumulation order, so the tolerance can stay tight.
 #pragma once
 
 #include <algorithm>
 #include <memory>
 #include <vector>
 
+#include "kernels/activation_quant.hpp"
 #include "kernels/attention/attention_reference.hpp"
+#include "kernels/weight_format.hpp"
 #include "models/reference_ops.hpp"
 #include "util/half.hpp"
 
@@ -17,12 +21,15 @@ namespace kiln::runtime::testing {
 
 class RoundedReferenceOps final : public models::Ops {
  public:
-  explicit RoundedReferenceOps(kernels::KvElement kv_element) : kv_element_(kv_element) {}
+  explicit RoundedReferenceOps(kernels::KvElement kv_element, std::size_t act_group_size = 0)
+      : kv_element_(kv_element), act_group_size_(act_group_size) {}
 
   std::unique_ptr<models::Weight> load_weight(const ir::TensorView& tensor, models::WeightUse use) override {
     auto w = std::make_unique<Wrapped>();
     w->inner = inner_.load_weight(tensor, use);
     w->bf16_activations = use != models::WeightUse::kVector && tensor.dtype == ir::DType::kBF16;
+    w->int8_activations = use != models::WeightUse::kVector && act_group_size_ > 0 && tensor.is_quantized() &&
+                          is_integer_scheme(tensor.quantization->scheme);
     w->in = tensor.shape.size() == 2 ? static_cast<std::size_t>(tensor.shape[1]) : 0;
     return w;
   }
@@ -49,7 +56,8 @@ class RoundedReferenceOps final : public models::Ops {
   }
   void add(float* acc, const float* x, std::int64_t count) override { inner_.add(acc, x, count); }
 
-  // Each target on its own, with x rounded to bf16 where its weight is bf16.
+  // Each target on its own, with x rounded to bf16 where its weight is bf16, or through int8
+  // codes where its weight is int4/int8 and activations are quantised.
   void linear(const float* x, std::int64_t rows, std::span<const models::LinearTarget> targets) override {
     for (const models::LinearTarget& t : targets) {
       const auto& w = static_cast<const Wrapped&>(*t.weight);
@@ -57,6 +65,9 @@ class RoundedReferenceOps final : public models::Ops {
       if (w.bf16_activations) {
         rounded_.assign(x, x + static_cast<std::size_t>(rows) * w.in);
         for (float& v : rounded_) v = bf16_to_f32(f32_to_bf16(v));
+        input = rounded_.data();
+      } else if (w.int8_activations) {
+        round_through_int8(x, static_cast<std::size_t>(rows), w.in);
         input = rounded_.data();
       }
       const models::LinearTarget inner{w.inner.get(), t.bias ? &unwrap(*t.bias) : nullptr, t.out};
@@ -92,9 +103,22 @@ class RoundedReferenceOps final : public models::Ops {
   struct Wrapped final : models::Weight {
     std::unique_ptr<models::Weight> inner;
     bool bf16_activations = false;
+    bool int8_activations = false;
     std::size_t in = 0;  // matrices: the input width
   };
   static const models::Weight& unwrap(const models::Weight& w) { return *static_cast<const Wrapped&>(w).inner; }
+  // rounded_ = x [rows, in] quantised per activation group and dequantised: code · scale.
+  void round_through_int8(const float* x, std::size_t rows, std::size_t in) {
+    const kernels::ActivationBuffer buffer(rows, in, act_group_size_);
+    const kernels::QuantizedActivations q = buffer.view(rows);
+    kernels::quantize_activations_reference(x, q, 0, rows);
+    rounded_.resize(rows * in);
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t k = 0; k < in; ++k) {
+        rounded_[r * in + k] = static_cast<float>(q.codes[r * q.row_stride + k]) * q.scales[r * q.groups + k / q.group_size];
+      }
+    }
+  }
   void round_row(float* row, std::size_t hd) const {
     std::vector<std::uint8_t> code(hd * 4);
     std::vector<float> params((hd + group_size_ - 1) / group_size_ * 2);
@@ -106,6 +130,7 @@ class RoundedReferenceOps final : public models::Ops {
   models::KvCacheLayout layout_;
   kernels::KvElement kv_element_;
   std::size_t group_size_ = 32;
+  std::size_t act_group_size_ = 0;  // 0: activations stay f32
   std::vector<float> rounded_;  // [rows, in]
 };
 

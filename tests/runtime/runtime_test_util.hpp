@@ -28,14 +28,17 @@ inline CompiledModel compile_reference(std::shared_ptr<const ir::HfCheckpoint> c
 }
 
 // The reference forward with the compiled backend's deliberate roundings (RoundedReferenceOps):
-// K/V through `precision`, activations of bf16 weights through bf16.
-inline std::unique_ptr<models::LanguageModel> rounded_reference(std::shared_ptr<const ir::HfCheckpoint> checkpoint,
+// K/V through `precision`, activations of bf16 weights through bf16, and with
+// `act_group_size` > 0 the inputs of int4/int8 weights through int8 codes per group.
+inline std::unique_ptr<models::LanguageModel> rounded_reference(const ir::ModelConfig& config,
+                                                                std::shared_ptr<const ir::TensorSource> weights,
                                                                 models::KvPrecision precision,
+                                                                std::size_t act_group_size = 0,
                                                                 std::int64_t context = 256) {
   const KvCacheRequest request{.context_tokens = context, .max_sequences = 2, .block_size = 4};
-  return models::create_language_model(checkpoint->config(), checkpoint,
-                                       std::make_unique<RoundedReferenceOps>(kv_element(precision)),
-                                       kv_cache_layout(checkpoint->config(), request, precision, 32));
+  return models::create_language_model(config, std::move(weights),
+                                       std::make_unique<RoundedReferenceOps>(kv_element(precision), act_group_size),
+                                       kv_cache_layout(config, request, precision, 32));
 }
 
 inline std::vector<std::int32_t> all_blocks(const models::LanguageModel& model) {
