@@ -29,6 +29,10 @@ void check_reference_properties(const DeviceProperties& p) {
 }
 
 std::shared_ptr<ThreadPool> make_pool(const DeviceProperties& p) {
+  if (const int usable = usable_cpu_count(); p.inference_num_threads > static_cast<std::size_t>(usable)) {
+    spdlog::warn("INFERENCE_NUM_THREADS={} is more than the {} CPUs this process may use: threads will share CPUs and "
+              "wait on each other", p.inference_num_threads, usable);
+  }
   ThreadPoolOptions o;
   o.num_threads = p.inference_num_threads;
   o.pin_threads = p.performance_hint == PerformanceHint::kLatency;

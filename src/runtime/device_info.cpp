@@ -82,12 +82,16 @@ std::string cpu_model_name() {
 
 std::vector<std::string> device_names() { return {std::string(kCpuDevice), std::string(kReferenceDevice)}; }
 
+int usable_cpu_count() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
 DeviceInfo describe_device(std::string_view name) {
   DeviceInfo d;
   d.name = std::string(name);
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  d.allowed_cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  d.allowed_cpus = usable_cpu_count();
   d.online_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   d.full_name = cpu_model_name();
   d.caches = read_caches();
