@@ -6,9 +6,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
+#include "cli/json_output.hpp"
 #include "cli/option_checks.hpp"
 #include "eval/benchmark.hpp"
-#include "util/file_io.hpp"
 
 namespace kiln::cli {
 namespace {
@@ -47,9 +47,10 @@ void run(const BenchFlags& f) {
   o.new_tokens = f.new_tokens;
   o.warmup = f.warmup;
   o.runs = f.runs;
+  JsonOutput json(f.json);  // before the runs: an unwritable path fails now, not after them
   const eval::BenchmarkResult r = eval::run_benchmark(o);
   print(r);
-  if (!f.json.empty()) write_file_atomic(f.json, eval::to_json(r).dump(1) + "\n");
+  json.write(eval::to_json(r));
 }
 
 }  // namespace

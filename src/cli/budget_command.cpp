@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/json_output.hpp"
 #include "eval/kv_budget.hpp"
 #include "eval/memory_measure.hpp"
 #include "eval/report_json.hpp"
@@ -17,7 +18,6 @@
 #include "ir/hf_checkpoint.hpp"
 #include "ir/ir_model.hpp"
 #include "util/error.hpp"
-#include "util/file_io.hpp"
 
 namespace kiln::cli {
 namespace {
@@ -118,6 +118,7 @@ Json measure(const BudgetOptions& o, const eval::WeightBudget& stored) {
 }
 
 void budget(const BudgetOptions& o) {
+  JsonOutput json(o.json);  // before --measure's load: an unwritable path fails now
   const Source source = open_source(o);
   eval::WeightFormat format{.scheme = eval::parse_weight_format_name(o.weight_format, o.sym), .group_size = o.group_size,
                             .ratio = o.ratio, .all_layers = o.all_layers};
@@ -154,7 +155,7 @@ void budget(const BudgetOptions& o) {
     if (!source.stored) fail("--measure needs --model with weights (a checkpoint with model.safetensors or an exported IR)");
     j["measured"] = measure(o, *source.stored);
   }
-  if (!o.json.empty()) write_file_atomic(o.json, j.dump(1) + "\n");
+  json.write(j);
 }
 
 }  // namespace

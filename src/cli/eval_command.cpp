@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
+#include "cli/json_output.hpp"
 #include "cli/option_checks.hpp"
 #include "eval/compare.hpp"
 #include "eval/perplexity.hpp"
@@ -70,14 +71,15 @@ std::string dump_json(const Json& j, int indent) { return j.dump(indent, ' ', fa
 // A string in a table cell: quoted, with newlines and control characters escaped.
 std::string quoted(const std::string& s) { return dump_json(Json(s), -1); }
 
-void write_json(const EvalOptions& o, const char* command, Json results) {
-  if (o.json.empty()) return;
+void write_json(JsonOutput& json, const EvalOptions& o, const char* command, Json results) {
+  if (!json.enabled()) return;
   Json out = {{"command", command}, {"model", model_dir(o.model).string()}, {"results", std::move(results)}};
   if (!o.reference.empty()) out["reference"] = o.reference;
-  write_file_atomic(o.json, dump_json(out, 1) + "\n");
+  json.write(out);
 }
 
 void run_ppl(const EvalOptions& o) {
+  JsonOutput json(o.json);  // before the work: an unwritable path fails now
   const std::string text = read_file(o.text);
   Loaded m = load(model_dir(o.model), {.context_tokens = o.context.value_or(kDefaultContext)}, o.device);
   const eval::WindowOptions w = window_options(o, m.model.model->config());
@@ -94,10 +96,11 @@ void run_ppl(const EvalOptions& o) {
   j["context"] = w.context;
   j["stride"] = w.stride;
   j["text"] = o.text;
-  write_json(o, "ppl", std::move(j));
+  write_json(json, o, "ppl", std::move(j));
 }
 
 void run_compare(const EvalOptions& o) {
+  JsonOutput json(o.json);  // before the work: an unwritable path fails now
   const std::string text = read_file(o.text);
   const genai::LoadOptions load_options{.context_tokens = o.context.value_or(kDefaultContext)};
   Loaded model = load(model_dir(o.model), load_options, o.device);
@@ -124,13 +127,14 @@ void run_compare(const EvalOptions& o) {
   j["context"] = w.context;
   j["stride"] = w.stride;
   j["text"] = o.text;
-  write_json(o, "compare", std::move(j));
+  write_json(json, o, "compare", std::move(j));
 }
 
 // Sequences generated side by side; the KV cache holds this many at the needed context.
 constexpr std::int64_t kGenerationBatch = 8;
 
 void run_task(const EvalOptions& o) {
+  JsonOutput json(o.json);  // before the work: an unwritable path fails now
   const std::vector<eval::TaskItem> tasks = eval::load_tasks(o.tasks);
   const std::filesystem::path dir = model_dir(o.model);
   // The context the prompts need is known only with the tokenizer, before the model loads.
@@ -148,10 +152,11 @@ void run_task(const EvalOptions& o) {
              100.0 * r.accuracy, m.load_seconds, r.seconds);
   Json j = eval::to_json(r);
   j["tasks"] = o.tasks;
-  write_json(o, "task", std::move(j));
+  write_json(json, o, "task", std::move(j));
 }
 
 void run_repetition(const EvalOptions& o) {
+  JsonOutput json(o.json);  // before the work: an unwritable path fails now
   const std::vector<std::string> prompts = eval::load_prompts(o.prompts);
   const std::filesystem::path dir = model_dir(o.model);
   std::int64_t longest = 0;
@@ -171,7 +176,7 @@ void run_repetition(const EvalOptions& o) {
   Json j = eval::to_json(r);
   j["prompts"] = o.prompts;
   j["max_new_tokens"] = o.max_new_tokens;
-  write_json(o, "repetition", std::move(j));
+  write_json(json, o, "repetition", std::move(j));
 }
 
 void add_model_flags(CLI::App* cmd, EvalOptions& o) {

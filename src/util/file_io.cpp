@@ -51,7 +51,8 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
 AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
   tmp_path_ = path_.parent_path() / hidden_temporary_name(path_, ".tmp-");
   out_.open(tmp_path_, std::ios::binary | std::ios::trunc);
-  if (!out_) fail(ErrorKind::kIo, "{}: cannot create: {}", tmp_path_.string(), std::strerror(errno));
+  // The message names the file asked for: the temporary beside it is an implementation detail.
+  if (!out_) fail(ErrorKind::kIo, "{}: cannot create: {}", path_.string(), std::strerror(errno));
 }
 
 AtomicFileWriter::~AtomicFileWriter() {

@@ -139,6 +139,14 @@ TEST(BenchmarkCli, BadCountsNameTheBound) {
   EXPECT_NE(r.err.find("--new-tokens: many is not a number"), std::string::npos) << r.err;
 }
 
+// --json is opened before the runs: a path that cannot be written fails before any measuring.
+TEST(BenchmarkCli, UnwritableJsonFailsBeforeTheRuns) {
+  const auto r = testing::run_kiln({"bench", "--json", "/nonexistent-dir/bench.json"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("/nonexistent-dir/bench.json: cannot create"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 TEST(BenchmarkCli, OneNewTokenPrintsNoTpot) {
   const auto r = testing::run_kiln({"bench", "--prompt-tokens", "3", "--new-tokens", "1", "--warmup", "0", "--runs", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -94,6 +94,11 @@ TEST(EvalCli, BadInputGivesClearErrors) {
   r = run_kiln({"eval", "task", "--model", dir});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--tasks"), std::string::npos) << r.err;
+  // --json is opened before the model loads: nothing is evaluated or printed for nothing.
+  r = run_kiln({"eval", "ppl", "--model", dir, "--text", text, "--json", "/nonexistent/ppl.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("/nonexistent/ppl.json: cannot create"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
 }
 
 }  // namespace
