@@ -147,6 +147,14 @@ TEST(BenchmarkCli, UnwritableJsonFailsBeforeTheRuns) {
   EXPECT_EQ(r.out, "");
 }
 
+TEST(BenchmarkCli, AFailedBenchLeavesNoFile) {
+  testing::TempDir tmp;
+  const auto r = testing::run_kiln({"bench", "--prompt-tokens", "600", "--json", (tmp.path() / "bench.json").string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("600 tokens"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path())) << "the opened --json file (or its temporary) was left behind";
+}
+
 TEST(BenchmarkCli, OneNewTokenPrintsNoTpot) {
   const auto r = testing::run_kiln({"bench", "--prompt-tokens", "3", "--new-tokens", "1", "--warmup", "0", "--runs", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
