@@ -5,6 +5,9 @@
 // these random-weight checkpoints, whose logits are nearly tied.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
+#include "runtime/device_info.hpp"
 #include "support/test_support.hpp"
 #include "util/json.hpp"
 
@@ -60,6 +63,28 @@ TEST(RunCommand, BadInputGivesClearErrors) {
   r = run_kiln({"run", "--model", dir, "-p", std::string(2000, 'x'), "--context", "64"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("context holds"), std::string::npos) << r.err;
+}
+
+// More threads than the CPUs the process may use still run, with a warning that says so.
+TEST(RunCommand, MoreThreadsThanCpusIsAWarning) {
+  const char* previous = std::getenv("KILN_LOG_LEVEL");
+  const std::string restore = previous ? previous : "";
+  ::setenv("KILN_LOG_LEVEL", "warn", 1);  // the child inherits it (ctest sets error)
+  const int usable = runtime::usable_cpu_count();
+  const auto dir = (testing::test_data_dir() / "checkpoints" / "llama3_tiny").string();
+  const auto run_with = [&](int threads) {
+    return run_kiln({"run", "-m", dir, "-p", "Hello", "-n", "2", "--property",
+                     "INFERENCE_NUM_THREADS=" + std::to_string(threads)});
+  };
+  const auto over = run_with(usable + 1);
+  const auto fits = run_with(usable);
+  if (previous) ::setenv("KILN_LOG_LEVEL", restore.c_str(), 1); else ::unsetenv("KILN_LOG_LEVEL");
+  ASSERT_EQ(over.exit_code, 0) << over.err;
+  EXPECT_NE(over.err.find(fmt::format("INFERENCE_NUM_THREADS={} is more than the {} CPUs", usable + 1, usable)),
+            std::string::npos)
+      << over.err;
+  ASSERT_EQ(fits.exit_code, 0) << fits.err;
+  EXPECT_EQ(fits.err.find("is more than the"), std::string::npos) << fits.err;
 }
 
 }  // namespace
