@@ -22,9 +22,8 @@ std::size_t linear_task_count(std::size_t tiles, std::size_t bytes, std::size_t 
   return std::min(tiles, std::max(threads * 4, bytes / kTaskBytes));
 }
 
-std::size_t linear_task_begin(std::size_t task, std::size_t tasks, std::size_t tiles, std::size_t rows) {
+std::size_t linear_task_begin(std::size_t task, std::size_t tasks, std::size_t tiles) {
   if (task >= tasks) return tiles;
-  if (rows <= 1) return tiles * task / tasks;
   const std::size_t left = tasks - task;
   return tiles * (tasks * tasks - left * left) / (tasks * tasks) / 2 * 2;
 }
@@ -70,8 +69,8 @@ void LinearRunner::run(const float* x, std::int64_t rows, std::span<const models
   const std::size_t tasks = linear_task_count(tiles, bytes, pool_.num_threads());
   const std::size_t count = targets.size();
   pool_.parallel_for(tasks, [&](std::size_t task, std::size_t) {
-    const std::size_t tile_begin = linear_task_begin(task, tasks, tiles, n);
-    const std::size_t tile_end = linear_task_begin(task + 1, tasks, tiles, n);
+    const std::size_t tile_begin = linear_task_begin(task, tasks, tiles);
+    const std::size_t tile_end = linear_task_begin(task + 1, tasks, tiles);
     for (std::size_t i = 0; i < count; ++i) {
       const Job& j = jobs[i];
       const kernels::PackedLayout& l = j.matrix->packed.layout;

@@ -23,12 +23,12 @@ namespace kiln::runtime {
 // 2 MiB of weights each, so both threads keep streaming until the op ends.
 std::size_t linear_task_count(std::size_t tiles, std::size_t bytes, std::size_t threads);
 
-// The first tile of task `task` (task == tasks gives `tiles`). One row (decode, bandwidth-bound):
-// even ranges. Several rows (prefill, compute-bound): ranges that shrink along the index space
-// (the k-th boundary at tiles · (1 − (1 − k/tasks)²), on an even tile), so the first tasks are
-// long enough for the GEMM's next-tile-pair prefetch and the last are a pair or two, and the
-// threads finish an op together instead of one waiting out the other's last long task.
-std::size_t linear_task_begin(std::size_t task, std::size_t tasks, std::size_t tiles, std::size_t rows);
+// The first tile of task `task` (task == tasks gives `tiles`): ranges that shrink along the index
+// space (the k-th boundary at tiles · (1 − (1 − k/tasks)²), on an even tile), so the threads finish
+// an op together instead of one waiting out the other's last long task. The first tasks are long:
+// enough for the prefill GEMM's next-tile-pair prefetch, and for decode one long stream for the
+// hardware prefetcher (twice the average task); the last are a tile pair or two.
+std::size_t linear_task_begin(std::size_t task, std::size_t tasks, std::size_t tiles);
 
 class LinearRunner {
  public:
