@@ -10,10 +10,10 @@ namespace {
 
 // Rows quantised per task: big enough to amortise a task, small enough to spread a prefill.
 constexpr std::size_t kQuantizeRowsPerTask = 16;
-// Weight bytes per GEMV task: ~0.1 ms of streaming, so a thread the host slows down holds the
-// others up by one such task at most. Each task starts a new stream for the hardware prefetcher:
-// at 512 KiB a 1B model's decode token took 4% longer, at 128 KiB 17% longer (2 MiB to 16 MiB
-// measured alike).
+// Average weight bytes per GEMV task (the ranges shrink along the op, linear_task_begin): ~0.1 ms
+// of streaming, so a thread the host slows down holds the others up by about one task. Each task
+// starts a new stream for the hardware prefetcher: with even tasks of 512 KiB a 1B model's decode
+// token took 4% longer, of 128 KiB 17% longer (2 MiB to 16 MiB measured alike).
 constexpr std::size_t kTaskBytes = std::size_t{2} << 20;
 
 }  // namespace

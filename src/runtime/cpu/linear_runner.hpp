@@ -19,8 +19,8 @@ class ThreadPool;
 namespace kiln::runtime {
 
 // The tasks linear() splits `tiles` weight tiles (`bytes` in all) into for `threads` threads:
-// contiguous tile ranges claimed dynamically, at least a few per thread and at most about
-// 2 MiB of weights each, so both threads keep streaming until the op ends.
+// contiguous tile ranges claimed dynamically, at least a few per thread and about 2 MiB of
+// weights each on average, so both threads keep streaming until the op ends.
 std::size_t linear_task_count(std::size_t tiles, std::size_t bytes, std::size_t threads);
 
 // The first tile of task `task` (task == tasks gives `tiles`): ranges that shrink along the index
