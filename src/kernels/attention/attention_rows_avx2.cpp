@@ -5,6 +5,7 @@
 // ISA translation unit must not emit weak symbols; see src/kernels/CMakeLists.txt).
 #include <immintrin.h>
 
+#include "kernels/attention/attend_rows_walk.hpp"
 #include "kernels/attention/attention_isa.hpp"
 #include "kernels/attention/kv_rows_avx2.hpp"
 #include "kernels/elementwise/vector_math_avx2.hpp"
@@ -124,36 +125,13 @@ inline void attend_chunk(const RowChunk& c, const float* qv, long hd, long valid
 
 template <KvElement E>
 void attend_rows_as(const PagedKv& kv, const AttentionRows& a) {
-  const long hd = kv.head_dim, heads = a.num_heads, queries = a.rows * a.num_heads;
-  float max[kMaxAttentionRowQueries], sum[kMaxAttentionRowQueries];
-  for (long t = 0; t < queries; ++t) {
-    max[t] = -__builtin_inff();
-    sum[t] = 0.0f;
-    float* acc = a.out + (t / heads) * a.out_row_stride + (t % heads) * hd;
-    for (long i = 0; i < hd; ++i) acc[i] = 0.0f;
-  }
-  const AttentionQuery where{nullptr, heads, a.kv_head, a.block_table, 0, 0, a.scale};
-  RowChunk chunk;
-  const long last_end = a.first_end + a.rows - 1;
-  for (long p0 = 0; p0 < last_end; p0 += kPositionsPerPass) {
-    const long count = last_end - p0 < kPositionsPerPass ? last_end - p0 : kPositionsPerPass;
-    decode_chunk<E>(kv, where, p0, count, chunk);
-    // Rows whose context ends before p0 see none of the chunk.
-    const long first_row = p0 >= a.first_end ? p0 - a.first_end + 1 : 0;
-    for (long r = first_row; r < a.rows; ++r) {
-      const long end = a.first_end + r, valid = end - p0 < count ? end - p0 : count;
-      for (long h = 0; h < heads; ++h) {
-        const long t = r * heads + h;
-        attend_chunk(chunk, a.q + r * a.q_row_stride + h * hd, hd, valid, a.scale, max[t], sum[t],
-                     a.out + r * a.out_row_stride + h * hd);
-      }
-    }
-  }
-  for (long t = 0; t < queries; ++t) {
-    float* acc = a.out + (t / heads) * a.out_row_stride + (t % heads) * hd;
-    const __m256 inverse = _mm256_set1_ps(1.0f / sum[t]);
-    for (long i = 0; i < hd; i += 8) store_floats(acc + i, hd - i, _mm256_mul_ps(load_floats(acc + i, hd - i), inverse));
-  }
+  rows_walk::attend_rows_walk<RowChunk, kPositionsPerPass>(
+      kv, a, [&](const AttentionQuery& where, long p0, long count, RowChunk& c) { decode_chunk<E>(kv, where, p0, count, c); },
+      [](auto&&... args) { attend_chunk(args...); },
+      [](float* acc, long hd, float inverse_sum) {
+        const __m256 inverse = _mm256_set1_ps(inverse_sum);
+        for (long i = 0; i < hd; i += 8) store_floats(acc + i, hd - i, _mm256_mul_ps(load_floats(acc + i, hd - i), inverse));
+      });
 }
 
 }  // namespace
