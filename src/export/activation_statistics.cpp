@@ -148,6 +148,14 @@ double InputStatistics::mean_variance() const { return num_samples_ ? mean_var_s
 double InputStatistics::max_variance() const { return num_samples_ ? max_var_sum_ / double(num_samples_) : 0.0; }
 double InputStatistics::mean_magnitude() const { return num_samples_ ? mean_mag_sum_ / double(num_samples_) : 0.0; }
 
+std::vector<std::size_t> InputStatistics::sample_subset(std::size_t size) const {
+  const auto samples = static_cast<std::size_t>(num_samples_);
+  const std::size_t step = size > 0 && samples > size ? samples / size : 1;
+  std::vector<std::size_t> subset;
+  for (std::size_t s = 0; s < samples; s += step) subset.push_back(s);
+  return subset;
+}
+
 double InputStatistics::hessian(std::int64_t i, std::int64_t j) const {
   if (i > j) std::swap(i, j);
   return config_.hessian == HessianMode::kFull ? hessian_[i * in_ + j] : 0.0;

@@ -49,6 +49,10 @@ class InputStatistics {
   // Each sample's mean input over its tokens, in sample order (NNCF's per-sample statistic).
   const std::vector<float>& sample_means() const { return sample_means_; }  // [num_samples, in]
   std::int64_t num_samples() const { return num_samples_; }
+  // NNCF's subset of the samples (process_stats, shared by its AWQ and scale estimation): of
+  // more than `size` samples every (num_samples / size)-th from the first, else all of them. NNCF
+  // orders samples by length first (stably); calibration's samples are all one length.
+  std::vector<std::size_t> sample_subset(std::size_t size) const;
 
   HessianMode hessian_mode() const { return config_.hessian; }
   // Σ x xᵀ over all tokens: element (i, j); 0 without kFull.

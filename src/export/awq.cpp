@@ -11,22 +11,28 @@ namespace kiln::exporter {
 namespace {
 
 constexpr int kGridPoints = 20;  // α = 0, 0.05, ..., 0.95, as the paper's search
+// NNCF's subset size (AdvancedAWQParameters.subset_size): the error is measured on the mean
+// inputs of these many samples. Against all 128 of the default recipe it cut the export's
+// CPU time by a tenth at the same perplexity (BENCHMARKS.md, export round 10).
+constexpr std::size_t kErrorSubset = 32;
 constexpr double kMinScale = 1e-4;
 constexpr std::size_t kPanelRows = 64;  // weight rows per product in the error sums
 
-// What the output error is measured against: B [in, n] = the n per-sample mean inputs as columns
-// (a row d of W - Ŵ adds Σ_j (d·B)_j², the shift of each sample's mean output), as NNCF's AWQ.
+// What the output error is measured against: B [in, n] = the n per-sample mean inputs of NNCF's
+// subset as columns (a row d of W - Ŵ adds Σ_j (d·B)_j², the shift of each sample's mean
+// output), as NNCF's AWQ.
 struct ErrorBasis {
   std::vector<float> b;  // [in, n]
   std::size_t n = 0;
 };
 
 ErrorBasis error_basis(std::size_t in, const InputStatistics& stats) {
+  const std::vector<std::size_t> subset = stats.sample_subset(kErrorSubset);
   ErrorBasis basis;
-  basis.n = static_cast<std::size_t>(stats.num_samples());
+  basis.n = subset.size();
   basis.b.resize(in * basis.n);
-  for (std::size_t r = 0; r < basis.n; ++r) {
-    for (std::size_t c = 0; c < in; ++c) basis.b[c * basis.n + r] = stats.sample_means()[r * in + c];
+  for (std::size_t j = 0; j < basis.n; ++j) {
+    for (std::size_t c = 0; c < in; ++c) basis.b[c * basis.n + j] = stats.sample_means()[subset[j] * in + c];
   }
   return basis;
 }

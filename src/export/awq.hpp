@@ -2,8 +2,9 @@
 // the layers that read one input is multiplied by s_c and the op producing that input divided by
 // it, which leaves the float model unchanged but lets salient channels (large activations) keep
 // more precision after quantisation. s = mean|x|^α (normalised), α searched on a grid so the
-// quantised layers' error on the per-sample mean inputs (as NNCF measures it) is least; α = 0
-// (s = 1, plain round to nearest) is on the grid, so AWQ never ends worse on that measure.
+// quantised layers' error on the per-sample mean inputs of NNCF's subset of 32 samples (as NNCF
+// measures it) is least; α = 0 (s = 1, plain round to nearest) is on the grid, so AWQ never ends
+// worse on that measure.
 // NOTE: NNCF applies AWQ to the MatMul→Multiply→MatMul pattern only (Llama: down_proj, folded
 // into up_proj) and corrects the groups of the top 0.2% channels; kiln follows the paper: every
 // group of every pair below (measured better on kiln-tiny, BENCHMARKS.md).

@@ -17,8 +17,7 @@ constexpr int kScaleSteps = 5;
 constexpr float kScaleStepFactor = 0.05f;
 
 constexpr std::size_t kPanelRows = 32;  // rows searched in lockstep per task (even: see the codes below)
-// NNCF's subset (AdvancedScaleEstimationParameters.subset_size): of more samples, every
-// (samples / 64)-th one's mean is used.
+// NNCF's subset size (AdvancedScaleEstimationParameters.subset_size).
 constexpr std::size_t kMeanSubset = 64;
 
 struct Candidate {
@@ -203,17 +202,16 @@ std::vector<float> sample_mean_gram(const InputStatistics& stats, std::size_t fi
   const auto samples = static_cast<std::size_t>(stats.num_samples());
   if (samples == 0 || first >= in) fail(ErrorKind::kInternal, "scale estimation: no per-sample means from column {}", first);
   const std::size_t n = std::min(size, in - first);
-  const std::size_t step = std::max<std::size_t>(1, samples / kMeanSubset);
+  const std::vector<std::size_t> subset = stats.sample_subset(kMeanSubset);
   std::vector<double> gram(n * n, 0.0);  // [n, n]
-  std::size_t used = 0;
-  for (std::size_t s = 0; s < samples; s += step, ++used) {
+  for (const std::size_t s : subset) {
     const float* mu = stats.sample_means().data() + s * in + first;  // [n]
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n; ++j) gram[i * n + j] += static_cast<double>(mu[i]) * mu[j];
     }
   }
   std::vector<float> out(n * n);
-  for (std::size_t i = 0; i < n * n; ++i) out[i] = static_cast<float>(gram[i] / static_cast<double>(used));
+  for (std::size_t i = 0; i < n * n; ++i) out[i] = static_cast<float>(gram[i] / static_cast<double>(subset.size()));
   return out;
 }
 

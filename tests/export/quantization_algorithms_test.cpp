@@ -5,6 +5,7 @@
 // nearest on the data they saw, and must be clearly better where activations are uneven.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -40,23 +41,25 @@ Problem make_problem(std::uint32_t seed) {
   return p;
 }
 
-constexpr std::size_t kSampleRows = 16;  // record() cuts the rows into samples of this many
+constexpr std::size_t kSampleRows = 16;  // record() cuts the rows into samples of this many by default
 
-InputStatistics record(const Problem& p, HessianMode mode) {
+InputStatistics record(const Problem& p, HessianMode mode, std::size_t sample_rows = kSampleRows) {
   InputStatistics s(static_cast<std::int64_t>(p.in), StatisticsConfig{.hessian = mode});
-  for (std::size_t first = 0; first < p.rows; first += kSampleRows) {
+  for (std::size_t first = 0; first < p.rows; first += sample_rows) {
     s.begin_sample();
-    s.add_rows(p.x.data() + first * p.in, static_cast<std::int64_t>(std::min(kSampleRows, p.rows - first)));
+    s.add_rows(p.x.data() + first * p.in, static_cast<std::int64_t>(std::min(sample_rows, p.rows - first)));
     s.end_sample();
   }
   return s;
 }
 
-// Σ over samples of ‖(W − Ŵ) μ_s‖², μ_s the mean of the sample's rows (samples as record cuts them).
-double mean_output_error(const Problem& p, const std::vector<float>& w_hat) {
+// Σ over samples of ‖(W − Ŵ) μ_s‖², μ_s the mean of the sample's rows (samples as record cuts
+// them), over every `sample_step`-th sample from the first.
+double mean_output_error(const Problem& p, const std::vector<float>& w_hat, std::size_t sample_rows = kSampleRows,
+                         std::size_t sample_step = 1) {
   double total = 0;
-  for (std::size_t first = 0; first < p.rows; first += kSampleRows) {
-    const std::size_t n = std::min(kSampleRows, p.rows - first);
+  for (std::size_t first = 0; first < p.rows; first += sample_rows * sample_step) {
+    const std::size_t n = std::min(sample_rows, p.rows - first);
     std::vector<double> mu(p.in, 0.0);  // [in]
     for (std::size_t r = first; r < first + n; ++r) {
       for (std::size_t c = 0; c < p.in; ++c) mu[c] += p.x[r * p.in + c] / double(n);
@@ -221,6 +224,82 @@ TEST(Awq, FindsScalesThatLowerTheOutputError) {
   }
   const double rtn = mean_output_error(p, dequantize_weights(quantize_weights(p.w, p.out, p.in, WeightScheme::kInt4Sym, 32, "w").view()));
   EXPECT_LT(mean_output_error(p, w_hat), 0.9 * rtn);
+}
+
+// AWQ's search redone by plain loops: for α = 0, 0.05, …, 0.95, s = mean|x|^α (floored at 1e-4,
+// divided by √(min s · max s)), Ŵ = RTN(W·s)/s and its error on every `sample_step`-th sample's
+// mean; the least error's scales.
+std::vector<double> awq_scales_by_loops(const Problem& p, std::size_t sample_rows, std::size_t sample_step,
+                                        std::size_t group) {
+  std::vector<double> magnitude(p.in, 0.0);
+  for (std::size_t r = 0; r < p.rows; ++r) {
+    for (std::size_t c = 0; c < p.in; ++c) magnitude[c] += std::fabs(double(p.x[r * p.in + c])) / double(p.rows);
+  }
+  double best_error = std::numeric_limits<double>::infinity();
+  std::vector<double> best;
+  for (int step = 0; step < 20; ++step) {
+    std::vector<double> s(p.in);
+    for (std::size_t c = 0; c < p.in; ++c) s[c] = std::max(std::pow(magnitude[c], step / 20.0), 1e-4);
+    const double norm = std::sqrt(*std::min_element(s.begin(), s.end()) * *std::max_element(s.begin(), s.end()));
+    for (double& v : s) v /= norm;
+    std::vector<float> scaled(p.w.size()), w_hat(p.w.size());
+    for (std::size_t i = 0; i < p.w.size(); ++i) scaled[i] = static_cast<float>(p.w[i] * s[i % p.in]);
+    const std::vector<float> rounded =
+        dequantize_weights(quantize_weights(scaled, p.out, p.in, WeightScheme::kInt4Sym, group, "w").view());
+    for (std::size_t i = 0; i < p.w.size(); ++i) w_hat[i] = static_cast<float>(rounded[i] / s[i % p.in]);
+    const double error = mean_output_error(p, w_hat, sample_rows, sample_step);
+    if (error < best_error) {
+      best_error = error;
+      best = s;
+    }
+  }
+  return best;
+}
+
+// Oracle: awq_scales_by_loops over NNCF's subset, every second of 64 samples. The odd samples'
+// means are made to pull α another way (their salient channels cancel out, their quiet ones do
+// not), so a search over all 64 chooses other scales; the test checks that it does.
+TEST(Awq, MeasuresTheErrorOnNncfsSubsetOfSamples) {
+  constexpr std::size_t kRows = 4, kGroup = 32;
+  Problem p = make_problem(8);
+  for (std::size_t first = kRows; first < p.rows; first += 2 * kRows) {  // odd samples
+    for (std::size_t r = first; r < first + kRows; ++r) {
+      for (std::size_t c = 0; c < p.in; ++c) {
+        float& x = p.x[r * p.in + c];
+        x = c % 16 == 3 ? ((r % 2) ? 1.0f : -1.0f) * std::fabs(x) : 3.0f * std::fabs(x);
+      }
+    }
+  }
+  const InputStatistics stats = record(p, HessianMode::kNone, kRows);
+  ASSERT_EQ(stats.num_samples(), 64);
+  std::vector<float> w = p.w;
+  const AwqTarget target{w, p.out, WeightScheme::kInt4Sym, kGroup};
+  const std::vector<double> s = search_awq_scales({&target, 1}, p.in, stats);
+  const std::vector<double> want = awq_scales_by_loops(p, kRows, 2, kGroup);
+  ASSERT_NE(want, awq_scales_by_loops(p, kRows, 1, kGroup)) << "the test needs the subset to matter";
+  for (std::size_t c = 0; c < p.in; ++c) EXPECT_NEAR(s[c], want[c], 1e-9 * want[c]) << "channel " << c;
+}
+
+TEST(InputStatistics, SampleSubsetIsNncfs) {
+  const auto subset_of = [](std::size_t samples, std::size_t size) {
+    InputStatistics s(1, StatisticsConfig{});
+    const float x = 1.0f;
+    for (std::size_t k = 0; k < samples; ++k) {
+      s.begin_sample();
+      s.add_rows(&x, 1);
+      s.end_sample();
+    }
+    return s.sample_subset(size);
+  };
+  std::vector<std::size_t> every_fourth, evens, all;
+  for (std::size_t k = 0; k < 128; k += 4) every_fourth.push_back(k);
+  for (std::size_t k = 0; k < 130; k += 2) evens.push_back(k);
+  for (std::size_t k = 0; k < 20; ++k) all.push_back(k);
+  EXPECT_EQ(subset_of(128, 32), every_fourth);
+  EXPECT_EQ(subset_of(130, 64), evens);  // 130 / 64 = 2: 65 samples, as NNCF's [::step]
+  EXPECT_EQ(subset_of(20, 32), all);
+  EXPECT_EQ(subset_of(20, 0), all);
+  EXPECT_TRUE(subset_of(0, 32).empty());
 }
 
 // Oracle: the kernels' quantize_value / dequantize_value, element by element. fake_quantize has
