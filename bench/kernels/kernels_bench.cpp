@@ -88,7 +88,6 @@ void run_job(ThreadPool& pool, const Target* targets, std::size_t count, std::si
   }
   const std::size_t tasks = runtime::linear_task_count(total_tiles, bytes, pool.num_threads());
   pool.parallel_for(tasks, [&](std::size_t task, std::size_t) {
-    const std::size_t n = targets[0].args.n;
     const std::size_t tile_begin = runtime::linear_task_begin(task, tasks, total_tiles);
     const std::size_t tile_end = runtime::linear_task_begin(task + 1, tasks, total_tiles);
     for (std::size_t m = 0; m < count; ++m) {

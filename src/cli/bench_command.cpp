@@ -30,7 +30,7 @@ void print(const eval::BenchmarkResult& r) {
              o.new_tokens, o.warmup, o.runs);
   fmt::print("  load        {:.2f} ms\n", r.load_ms);
   fmt::print("  TTFT        {}\n", pm(r.ttft_ms, "ms"));
-  const bool inter_token = o.new_tokens > 1;  // one new token has no time between tokens
+  const bool inter_token = o.measures_tpot();
   fmt::print("  TPOT        {}\n", inter_token ? pm(r.tpot_ms, "ms/token") : "n/a (one new token)");
   fmt::print("  throughput  {}\n", inter_token ? pm(r.throughput, "tokens/s") : "n/a (one new token)");
   fmt::print("  prefill     {}\n", pm(r.prefill_tokens_per_s, "tokens/s"));

@@ -29,8 +29,8 @@ MeanStd over_runs(const std::vector<BenchmarkRun>& runs, double (*field)(const B
 
 Json to_json(const MeanStd& v) { return {{"mean", v.mean}, {"std", v.std}}; }
 
-// TPOT is the time between new tokens: with one new token there is none, and it is null.
-Json inter_token(const BenchmarkResult& r, Json value) { return r.options.new_tokens > 1 ? std::move(value) : Json(); }
+// TPOT and throughput, or null where the options measure none (BenchmarkOptions::measures_tpot).
+Json inter_token(const BenchmarkResult& r, Json value) { return r.options.measures_tpot() ? std::move(value) : Json(); }
 
 }  // namespace
 

@@ -26,6 +26,9 @@ struct BenchmarkOptions {
   std::int64_t new_tokens = 128;
   std::int64_t warmup = 2;
   std::int64_t runs = 5;
+
+  // TPOT and throughput are the time between new tokens: one new token has none to measure.
+  bool measures_tpot() const { return new_tokens > 1; }
 };
 
 struct BenchmarkRun {

@@ -29,7 +29,7 @@ void check_reference_properties(const DeviceProperties& p) {
 }
 
 std::shared_ptr<ThreadPool> make_pool(const DeviceProperties& p) {
-  if (const int usable = usable_cpu_count(); p.inference_num_threads > static_cast<std::size_t>(usable)) {
+  if (const std::size_t usable = allowed_cpus().size(); p.inference_num_threads > usable) {
     spdlog::warn("INFERENCE_NUM_THREADS={} is more than the {} CPUs this process may use: threads will share CPUs and "
               "wait on each other", p.inference_num_threads, usable);
   }

@@ -1,12 +1,12 @@
 #include "runtime/device_info.hpp"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <charconv>
 #include <filesystem>
 #include <fstream>
 
+#include "runtime/thread_pool.hpp"
 #include "util/error.hpp"
 
 namespace kiln::runtime {
@@ -82,16 +82,10 @@ std::string cpu_model_name() {
 
 std::vector<std::string> device_names() { return {std::string(kCpuDevice), std::string(kReferenceDevice)}; }
 
-int usable_cpu_count() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-}
-
 DeviceInfo describe_device(std::string_view name) {
   DeviceInfo d;
   d.name = std::string(name);
-  d.allowed_cpus = usable_cpu_count();
+  d.allowed_cpus = static_cast<int>(allowed_cpus().size());
   d.online_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   d.full_name = cpu_model_name();
   d.caches = read_caches();

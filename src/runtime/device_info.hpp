@@ -34,9 +34,6 @@ struct DeviceInfo {
 // Names accepted as a device: CPU, REFERENCE.
 std::vector<std::string> device_names();
 
-// CPUs this process may run on (its affinity mask).
-int usable_cpu_count();
-
 // Describes one device; throws kiln::Error for an unknown name, listing the accepted ones.
 DeviceInfo describe_device(std::string_view name);
 

@@ -32,14 +32,6 @@ std::vector<int> read_allowed_cpus() {
   return cpus;
 }
 
-// The CPUs this process may run on, read before any pool pins a thread: a pinned pool narrows
-// its caller's own mask to one CPU, and a second pool built from that thread (a draft model's,
-// a second pipeline's) would otherwise see one CPU and run single-threaded.
-const std::vector<int>& allowed_cpus() {
-  static const std::vector<int> cpus = read_allowed_cpus();
-  return cpus;
-}
-
 void pin_current_thread(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -56,6 +48,14 @@ inline void cpu_relax() { __builtin_ia32_pause(); }
 constexpr std::uint64_t kClosedClaim = 0xFFFFFFFFu;
 
 }  // namespace
+
+// Read once, before any pool pins a thread: a pinned pool narrows its caller's own mask to one
+// CPU, and a second pool built from that thread (a draft model's, a second pipeline's) would
+// otherwise see one CPU.
+const std::vector<int>& allowed_cpus() {
+  static const std::vector<int> cpus = read_allowed_cpus();
+  return cpus;
+}
 
 ThreadPool::ThreadPool(ThreadPoolOptions options) : options_(options) {
   const std::vector<int> cpus = allowed_cpus();

@@ -16,6 +16,10 @@
 
 namespace kiln {
 
+// The CPUs this process may run on (its affinity mask as the process started, not as a pinned
+// thread sees it now).
+const std::vector<int>& allowed_cpus();
+
 struct ThreadPoolOptions {
   std::size_t num_threads = 0;  // including the caller; 0 = the CPUs this process may run on
   bool pin_threads = false;     // pin thread i (caller = 0) to the i-th allowed CPU

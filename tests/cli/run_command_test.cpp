@@ -7,7 +7,7 @@
 
 #include <cstdlib>
 
-#include "runtime/device_info.hpp"
+#include "runtime/thread_pool.hpp"
 #include "support/test_support.hpp"
 #include "util/json.hpp"
 
@@ -65,19 +65,25 @@ TEST(RunCommand, BadInputGivesClearErrors) {
   EXPECT_NE(r.err.find("context holds"), std::string::npos) << r.err;
 }
 
-// More threads than the CPUs the process may use still run, with a warning that says so.
+// More threads than the CPUs the process may use still run, with a warning that says so; as many
+// as it may use, with a draft model's pool too, give none.
 TEST(RunCommand, MoreThreadsThanCpusIsAWarning) {
   const char* previous = std::getenv("KILN_LOG_LEVEL");
   const std::string restore = previous ? previous : "";
   ::setenv("KILN_LOG_LEVEL", "warn", 1);  // the child inherits it (ctest sets error)
-  const int usable = runtime::usable_cpu_count();
+  const int usable = static_cast<int>(allowed_cpus().size());
   const auto dir = (testing::test_data_dir() / "checkpoints" / "llama3_tiny").string();
-  const auto run_with = [&](int threads) {
-    return run_kiln({"run", "-m", dir, "-p", "Hello", "-n", "2", "--property",
-                     "INFERENCE_NUM_THREADS=" + std::to_string(threads)});
+  const auto run_with = [&](int threads, std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {"run", "-m", dir, "-p", "Hello", "-n", "2", "--property",
+                                     "INFERENCE_NUM_THREADS=" + std::to_string(threads)};
+    args.insert(args.end(), more.begin(), more.end());
+    return run_kiln(args);
   };
   const auto over = run_with(usable + 1);
   const auto fits = run_with(usable);
+  // The draft's pool is built after the main pool pinned this thread to one CPU: the process
+  // may still use every CPU.
+  const auto with_draft = run_with(usable, {"--draft", dir});
   if (previous) ::setenv("KILN_LOG_LEVEL", restore.c_str(), 1); else ::unsetenv("KILN_LOG_LEVEL");
   ASSERT_EQ(over.exit_code, 0) << over.err;
   EXPECT_NE(over.err.find(fmt::format("INFERENCE_NUM_THREADS={} is more than the {} CPUs", usable + 1, usable)),
@@ -85,6 +91,8 @@ TEST(RunCommand, MoreThreadsThanCpusIsAWarning) {
       << over.err;
   ASSERT_EQ(fits.exit_code, 0) << fits.err;
   EXPECT_EQ(fits.err.find("is more than the"), std::string::npos) << fits.err;
+  ASSERT_EQ(with_draft.exit_code, 0) << with_draft.err;
+  EXPECT_EQ(with_draft.err.find("is more than the"), std::string::npos) << with_draft.err;
 }
 
 }  // namespace
