@@ -32,30 +32,33 @@ struct Prompt {
 
 // Code-like text repeats itself (identifiers, options), prose much less.
 constexpr Prompt kPrompts[] = {
-    {"code", "SYNOPSIS\n       #include <sys/mman.h>\n\n       void *mmap(void *addr, size_t length, int prot, int flags,\n"
-             "                  int fd, off_t offset);\n       int munmap(void *addr, size_t length);\n\n"
-             "EXAMPLE\n       The following program prints part of the file specified in its first command-line\n"
-             "       argument to standard output.\n\n       #include <sys/mman.h>\n       #include <sys/stat.h>\n"},
-    {"prose", "DESCRIPTION\n       The tar program is an archiving utility. It saves many files together into a single "
-              "tape or disk archive, and can restore individual files from the archive. When a file is"},
+    {"code",
+     "SYNOPSIS\n       #include <sys/mman.h>\n\n       void *mmap(void *addr, size_t length, int prot, int flags,\n"
+     "                  int fd, off_t offset);\n       int munmap(void *addr, size_t length);\n\n"
+     "EXAMPLE\n       The following program prints part of the file specified in its first command-line\n"
+     "       argument to standard output.\n\n       #include <sys/mman.h>\n       #include <sys/stat.h>\n"},
+    {"prose",
+     "DESCRIPTION\n       The tar program is an archiving utility. It saves many files together into a single "
+     "tape or disk archive, and can restore individual files from the archive. When a file is"},
     // A long prompt: the draft has ~300 tokens to catch up before it can propose anything.
-    {"long", "DESCRIPTION\n       mmap() creates a new mapping in the virtual address space of the calling process. "
-             "The starting address for the new mapping is specified in addr. The length argument specifies the "
-             "length of the mapping (which must be greater than 0).\n\n       If addr is NULL, then the kernel "
-             "chooses the (page-aligned) address at which to create the mapping; this is the most portable "
-             "method of creating a new mapping. If addr is not NULL, then the kernel takes it as a hint about "
-             "where to place the mapping; on Linux, the kernel will pick a nearby page boundary and attempt to "
-             "create the mapping there. If another mapping already exists there, the kernel picks a new address "
-             "that may or may not depend on the hint. The address of the new mapping is returned as the result "
-             "of the call.\n\n       The contents of a file mapping are initialized using length bytes "
-             "starting at offset offset in the file (or other object) referred to by the file descriptor fd. "
-             "offset must be a multiple of the page size as returned by sysconf(_SC_PAGE_SIZE).\n\n       After "
-             "the mmap() call has returned, the file descriptor, fd, can be closed immediately without "
-             "invalidating the mapping.\n\n       The prot argument describes the desired memory protection of "
-             "the mapping (and must not conflict with the open mode of the file). It is either PROT_NONE or the "
-             "bitwise OR of one or more of the following flags:\n\n       PROT_EXEC  Pages may be executed.\n"
-             "       PROT_READ  Pages may be read.\n       PROT_WRITE Pages may be written.\n       PROT_NONE  "
-             "Pages may not be accessed.\n\nRETURN VALUE\n       On success, mmap() returns a pointer to the "},
+    {"long",
+     "DESCRIPTION\n       mmap() creates a new mapping in the virtual address space of the calling process. "
+     "The starting address for the new mapping is specified in addr. The length argument specifies the "
+     "length of the mapping (which must be greater than 0).\n\n       If addr is NULL, then the kernel "
+     "chooses the (page-aligned) address at which to create the mapping; this is the most portable "
+     "method of creating a new mapping. If addr is not NULL, then the kernel takes it as a hint about "
+     "where to place the mapping; on Linux, the kernel will pick a nearby page boundary and attempt to "
+     "create the mapping there. If another mapping already exists there, the kernel picks a new address "
+     "that may or may not depend on the hint. The address of the new mapping is returned as the result "
+     "of the call.\n\n       The contents of a file mapping are initialized using length bytes "
+     "starting at offset offset in the file (or other object) referred to by the file descriptor fd. "
+     "offset must be a multiple of the page size as returned by sysconf(_SC_PAGE_SIZE).\n\n       After "
+     "the mmap() call has returned, the file descriptor, fd, can be closed immediately without "
+     "invalidating the mapping.\n\n       The prot argument describes the desired memory protection of "
+     "the mapping (and must not conflict with the open mode of the file). It is either PROT_NONE or the "
+     "bitwise OR of one or more of the following flags:\n\n       PROT_EXEC  Pages may be executed.\n"
+     "       PROT_READ  Pages may be read.\n       PROT_WRITE Pages may be written.\n       PROT_NONE  "
+     "Pages may not be accessed.\n\nRETURN VALUE\n       On success, mmap() returns a pointer to the "},
 };
 
 // The machine's 1-minute load average, to print beside each table (a shared machine).
@@ -88,7 +91,7 @@ struct Variant {
   std::string name;
   LLMPipeline* pipe;
   GenerationConfig config;
-  std::vector<double> speeds;   // decode tokens/s per round
+  std::vector<double> speeds;    // decode tokens/s per round
   std::vector<double> speedups;  // over plain decoding in the same round
   double acceptance = 0;
   std::int64_t proposed = 0;  // candidates proposed in the last run (0: it decoded plainly)
@@ -111,7 +114,8 @@ void measure_interleaved(std::vector<Variant>& variants, const std::string& prom
       v.speeds.push_back(speed);
       v.speedups.push_back(speed / plain_speed);
       const auto& raw = r.perf_metrics.raw;
-      v.acceptance = raw.num_proposed_tokens > 0 ? double(raw.num_accepted_tokens) / double(raw.num_proposed_tokens) : 0.0;
+      v.acceptance =
+          raw.num_proposed_tokens > 0 ? double(raw.num_accepted_tokens) / double(raw.num_proposed_tokens) : 0.0;
       v.proposed = raw.num_proposed_tokens;
       v.same_tokens = v.same_tokens && r.tokens[0] == plain_tokens;
     }
@@ -130,7 +134,8 @@ void speculative_table(const std::string& model, const std::string& draft, std::
   greedy.ignore_eos = true;
   greedy.apply_chat_template = false;
 
-  fmt::print("| prompt | tokens | decoding | decode tokens/s | speedup | acceptance (last run) | same tokens as plain |\n");
+  fmt::print(
+      "| prompt | tokens | decoding | decode tokens/s | speedup | acceptance (last run) | same tokens as plain |\n");
   fmt::print("|---|---:|---|---:|---:|---:|---|\n");
   for (const Prompt& p : kPrompts) {
     std::vector<Variant> variants{Variant("plain", &plain, greedy)};
@@ -154,8 +159,8 @@ void speculative_table(const std::string& model, const std::string& draft, std::
     const std::size_t prompt_tokens = plain.get_tokenizer().encode(p.text).size();
     for (const Variant& v : variants) {
       const bool baseline = &v == &variants.front();
-      const std::string acceptance = v.proposed > 0 ? fmt::format("{:.0f}% of {}", 100 * v.acceptance, v.proposed)
-                                                    : "none proposed";
+      const std::string acceptance =
+          v.proposed > 0 ? fmt::format("{:.0f}% of {}", 100 * v.acceptance, v.proposed) : "none proposed";
       fmt::print("| {} | {} | {} | {:.1f} | {:.2f}x | {} | {} |\n", p.kind, prompt_tokens, v.name, median(v.speeds),
                  median(v.speedups), baseline ? "-" : acceptance, baseline ? "-" : (v.same_tokens ? "yes" : "NO"));
     }
@@ -208,9 +213,10 @@ void chat_speculative_table(const std::string& model, const std::string& draft, 
     adaptive.finish_chat();
     fixed.finish_chat();
   }
-  fmt::print("| turn | prompt tokens | plain tokens/s | adaptive draft tokens/s | speedup | draft prompt tokens computed | "
-             "fixed k=5: speedup | fixed k=5: prompt tokens computed, main / draft |\n"
-             "|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  fmt::print(
+      "| turn | prompt tokens | plain tokens/s | adaptive draft tokens/s | speedup | draft prompt tokens computed | "
+      "fixed k=5: speedup | fixed k=5: prompt tokens computed, main / draft |\n"
+      "|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (std::size_t t = 0; t < n; ++t) {
     fmt::print("| {} | {:.0f} | {:.1f} | {:.1f} | {:.2f}x | {:.0f} | {:.2f}x | {:.0f} / {:.0f} |\n", t + 1, history[t],
                median(plain_speed[t]), median(draft_speed[t]), median(ratio[t]), draft_prefilled[t],
@@ -234,9 +240,9 @@ double user_cpu_ms() {
 
 // One decoding in the floor measurement: per-run samples of a generate() call.
 struct FloorSamples {
-  std::vector<double> decode_speed;   // tokens/s after the first token
-  std::vector<double> wall_ms;        // generate() wall time per generated token
-  std::vector<double> cpu_ms;         // user CPU time (every thread of the process) per generated token
+  std::vector<double> decode_speed;                // tokens/s after the first token
+  std::vector<double> wall_ms;                     // generate() wall time per generated token
+  std::vector<double> cpu_ms;                      // user CPU time (every thread of the process) per generated token
   std::int64_t proposed = 0, draft_prefilled = 0;  // summed over the runs
   std::vector<std::int32_t> tokens;
 
@@ -280,10 +286,11 @@ void floor_table(const std::string& model, const std::string& draft, std::int64_
   speculative.num_assistant_tokens = 5;
   GenerationConfig fixed_k = c;
   fixed_k.num_assistant_tokens = 4;
-  fmt::print("| prompt | tokens | acceptance at k=4 | rounds | plain decode tokens/s | adaptive decode tokens/s | "
-             "decode speed ratio, median [p10, p90] | wall ratio per token | plain user CPU ms/token | "
-             "adaptive user CPU ms/token | CPU ratio per token | plain on a second pipeline: CPU ratio | "
-             "adaptive: proposed, draft prompt tokens | same tokens |\n");
+  fmt::print(
+      "| prompt | tokens | acceptance at k=4 | rounds | plain decode tokens/s | adaptive decode tokens/s | "
+      "decode speed ratio, median [p10, p90] | wall ratio per token | plain user CPU ms/token | "
+      "adaptive user CPU ms/token | CPU ratio per token | plain on a second pipeline: CPU ratio | "
+      "adaptive: proposed, draft prompt tokens | same tokens |\n");
   fmt::print("|---|---:|---:|---:|---:|---:|---|---|---:|---:|---|---|---|---|\n");
   for (const Prompt& p : kDisagreeingPrompts) {
     const DecodedResults probe = fixed.generate(p.text, fixed_k);
@@ -307,21 +314,27 @@ void floor_table(const std::string& model, const std::string& draft, std::int64_
       }
       same = same && a.tokens == b.tokens;
     }
-    fmt::print("| {} | {} | {:.0f}% of {} | {} | {:.1f} | {:.1f} | {} | {} | {:.3f} | {:.3f} | {} | {} | {}, {} | {} |\n",
-               p.kind, plain.get_tokenizer().encode(p.text).size(),
-               100.0 * double(probe_raw.num_accepted_tokens) / double(std::max<std::int64_t>(probe_raw.num_proposed_tokens, 1)),
-               probe_raw.num_proposed_tokens, rounds, median(a.decode_speed), median(b.decode_speed),
-               spread(ratios(a.decode_speed, b.decode_speed, true)), spread(ratios(a.wall_ms, b.wall_ms, false)),
-               median(a.cpu_ms), median(b.cpu_ms), spread(ratios(a.cpu_ms, b.cpu_ms, false)),
-               spread(ratios(a.cpu_ms, control.cpu_ms, false)), b.proposed,
-               b.draft_prefilled, same ? "yes" : "NO");
+    fmt::print(
+        "| {} | {} | {:.0f}% of {} | {} | {:.1f} | {:.1f} | {} | {} | {:.3f} | {:.3f} | {} | {} | {}, {} | {} |\n",
+        p.kind, plain.get_tokenizer().encode(p.text).size(),
+        100.0 * double(probe_raw.num_accepted_tokens) /
+            double(std::max<std::int64_t>(probe_raw.num_proposed_tokens, 1)),
+        probe_raw.num_proposed_tokens, rounds, median(a.decode_speed), median(b.decode_speed),
+        spread(ratios(a.decode_speed, b.decode_speed, true)), spread(ratios(a.wall_ms, b.wall_ms, false)),
+        median(a.cpu_ms), median(b.cpu_ms), spread(ratios(a.cpu_ms, b.cpu_ms, false)),
+        spread(ratios(a.cpu_ms, control.cpu_ms, false)), b.proposed, b.draft_prefilled, same ? "yes" : "NO");
   }
 }
 
 void chat_table(const std::string& model, int turns, int repeats) {
-  const std::vector<std::string> messages{
-      "What does mmap do?", "And munmap?", "Which header declares them?", "What is MAP_PRIVATE?",
-      "How do I map a file read-only?", "What happens on a write then?", "What does msync do?", "Thanks. And mprotect?"};
+  const std::vector<std::string> messages{"What does mmap do?",
+                                          "And munmap?",
+                                          "Which header declares them?",
+                                          "What is MAP_PRIVATE?",
+                                          "How do I map a file read-only?",
+                                          "What happens on a write then?",
+                                          "What does msync do?",
+                                          "Thanks. And mprotect?"};
   LLMPipeline pipe(model);
   GenerationConfig c = pipe.get_generation_config();
   c.do_sample = false;

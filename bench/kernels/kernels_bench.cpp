@@ -1,7 +1,8 @@
 // Kernel microbenchmarks: decode GEMV over a Llama-3.2-1B-shaped weight set (GB/s of weight
 // bytes and their share of the streaming-read bandwidth measured around each benchmark, the
 // roofline), and
-// prefill GEMM at n = 26 and 512, bf16 and kiln-tiny's f16 shapes at 128 (GFLOP/s). Threads split output rows as the runtime will.
+// prefill GEMM at n = 26 and 512, bf16 and kiln-tiny's f16 shapes at 128 (GFLOP/s). Threads split output rows as the
+// runtime will.
 //   kernels_bench [--isa=avx2|avx512|...] [google-benchmark flags]
 #include <benchmark/benchmark.h>
 
@@ -56,8 +57,8 @@ void measure_bandwidth() {
 // shape), decode op (empty unless one of make_decode_op's)
 using SetKey = std::tuple<WeightScheme, std::size_t, int, std::size_t, std::size_t, std::string>;
 
-const std::vector<BenchMatrix>& weight_set(WeightScheme scheme, std::size_t group, int layers,
-                                           std::size_t out, std::size_t in, const std::string& op) {
+const std::vector<BenchMatrix>& weight_set(WeightScheme scheme, std::size_t group, int layers, std::size_t out,
+                                           std::size_t in, const std::string& op) {
   static std::map<SetKey, std::vector<BenchMatrix>> sets;
   auto& set = sets[{scheme, group, layers, out, in, op}];
   if (set.empty()) {
@@ -115,9 +116,9 @@ struct Config {
 
 // One pass over the set: per group of matrices sharing an input, quantise it once (kInt8) and
 // run the group as one job. y holds each group member's output side by side.
-void run_pass(const Config& c, const std::vector<BenchMatrix>& set, const std::vector<float>& x,
-              std::vector<float>& y, std::vector<std::unique_ptr<kernels::ActivationBuffer>>& acts,
-              kernels::QuantizeActivationsFn quantize, ThreadPool& pool) {
+void run_pass(const Config& c, const std::vector<BenchMatrix>& set, const std::vector<float>& x, std::vector<float>& y,
+              std::vector<std::unique_ptr<kernels::ActivationBuffer>>& acts, kernels::QuantizeActivationsFn quantize,
+              ThreadPool& pool) {
   constexpr std::size_t kMaxGroup = 3;
   for (std::size_t first = 0; first < set.size();) {
     std::size_t last = first + 1;
@@ -133,8 +134,7 @@ void run_pass(const Config& c, const std::vector<BenchMatrix>& set, const std::v
       const kernels::PackedLayout& l = set[m].packed.layout();
       const kernels::MatmulKernels k = kernels::find_matmul_kernels(g_isa, l.scheme, c.mode);
       targets[m - first] = Target{set[m].packed.view(), k.for_rows(c.n),
-                                  kernels::MatmulArgs{c.n, x.data(), &q, y.data() + y_offset, l.out, nullptr},
-                                  tiles};
+                                  kernels::MatmulArgs{c.n, x.data(), &q, y.data() + y_offset, l.out, nullptr}, tiles};
       tiles += l.tiles;
       y_offset += c.n * l.out;
     }
@@ -217,8 +217,8 @@ void bench_pool_overhead(benchmark::State& state, std::size_t threads) {
 
 void register_all() {
   for (std::size_t threads : {1, 2}) {
-    benchmark::RegisterBenchmark(("pool/parallel_for/threads:" + std::to_string(threads)).c_str(),
-                                 bench_pool_overhead, threads)
+    benchmark::RegisterBenchmark(("pool/parallel_for/threads:" + std::to_string(threads)).c_str(), bench_pool_overhead,
+                                 threads)
         ->UseRealTime();
   }
   using kernels::ActivationMode;
@@ -246,8 +246,7 @@ void register_all() {
       }
     }
   }
-  const Weights prefill_sets[] = {{WeightScheme::kInt4Sym, 128}, {WeightScheme::kInt8Sym, 0},
-                                  {WeightScheme::kBf16, 0}};
+  const Weights prefill_sets[] = {{WeightScheme::kInt4Sym, 128}, {WeightScheme::kInt8Sym, 0}, {WeightScheme::kBf16, 0}};
   for (const Weights& w : prefill_sets) {
     for (std::size_t n : {26, 128, 512}) {
       // 128 rows: one calibration sample of `kiln export`, which runs its forward on bf16 weights.
@@ -275,8 +274,16 @@ void register_all() {
   for (const char* op : {"qkv", "o", "gate_up", "down", "head"}) {
     const bool head = std::string(op) == "head";
     for (std::size_t threads : {1, 2}) {
-      const Config c{head ? WeightScheme::kInt8Asym : WeightScheme::kInt4Sym, head ? std::size_t{0} : 128,
-                     ActivationMode::kInt8, 32, 1, 1, threads, 0, 0, op};
+      const Config c{head ? WeightScheme::kInt8Asym : WeightScheme::kInt4Sym,
+                     head ? std::size_t{0} : 128,
+                     ActivationMode::kInt8,
+                     32,
+                     1,
+                     1,
+                     threads,
+                     0,
+                     0,
+                     op};
       benchmark::RegisterBenchmark(config_name("gemv", c).c_str(), bench_matmul, c)->UseRealTime();
     }
   }

@@ -33,8 +33,7 @@ kernels::PackedMatrix random_packed(Isa isa, WeightScheme scheme, std::size_t ou
 
 }  // namespace
 
-std::vector<BenchMatrix> make_layer_set(Isa isa, WeightScheme scheme, std::size_t group_size,
-                                        std::size_t layers) {
+std::vector<BenchMatrix> make_layer_set(Isa isa, WeightScheme scheme, std::size_t group_size, std::size_t layers) {
   std::vector<BenchMatrix> set;
   unsigned seed = 1;
   for (std::size_t l = 0; l < layers; ++l) {
@@ -61,16 +60,15 @@ std::vector<BenchMatrix> make_cached(Isa isa, WeightScheme scheme, std::size_t g
   return set;
 }
 
-std::vector<BenchMatrix> make_matrix(Isa isa, WeightScheme scheme, std::size_t group_size,
-                                     std::size_t out, std::size_t in) {
+std::vector<BenchMatrix> make_matrix(Isa isa, WeightScheme scheme, std::size_t group_size, std::size_t out,
+                                     std::size_t in) {
   std::vector<BenchMatrix> set;
-  set.push_back({std::to_string(out) + "x" + std::to_string(in), 0,
-                 random_packed(isa, scheme, out, in, group_size, 11)});
+  set.push_back(
+      {std::to_string(out) + "x" + std::to_string(in), 0, random_packed(isa, scheme, out, in, group_size, 11)});
   return set;
 }
 
-std::vector<BenchMatrix> make_decode_op(Isa isa, WeightScheme scheme, std::size_t group_size,
-                                        const std::string& op) {
+std::vector<BenchMatrix> make_decode_op(Isa isa, WeightScheme scheme, std::size_t group_size, const std::string& op) {
   if (op == "head") return make_head(isa, scheme, group_size);
   struct Shape {
     const char* name;
@@ -86,7 +84,8 @@ std::vector<BenchMatrix> make_decode_op(Isa isa, WeightScheme scheme, std::size_
   std::vector<BenchMatrix> set;
   unsigned seed = 1;
   for (std::size_t copy = 0; packed_bytes(set) < kSetBytes; ++copy) {
-    for (const Shape& m : job) set.push_back({m.name, copy, random_packed(isa, scheme, m.out, m.in, group_size, seed++)});
+    for (const Shape& m : job)
+      set.push_back({m.name, copy, random_packed(isa, scheme, m.out, m.in, group_size, seed++)});
   }
   return set;
 }

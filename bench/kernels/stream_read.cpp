@@ -30,11 +30,9 @@ double measure_read_bandwidth_gbs(ThreadPool& pool, const std::uint8_t* data, st
   const std::size_t slice = bytes / threads / 4096 * 4096;
   std::atomic<std::uint64_t> sink{0};
   const auto start = std::chrono::steady_clock::now();
-  pool.parallel_for(threads, [&](std::size_t task, std::size_t) {
-    sink += stream_read_sum(data + task * slice, slice);
-  });
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  pool.parallel_for(threads,
+                    [&](std::size_t task, std::size_t) { sink += stream_read_sum(data + task * slice, slice); });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return static_cast<double>(slice * threads) / seconds / 1e9 + 0.0 * static_cast<double>(sink.load());
 }
 

@@ -18,7 +18,8 @@ std::string gunzip(const std::filesystem::path& path) {
   gzFile file = gzopen(path.c_str(), "rb");
   std::string out;
   char buffer[1 << 16];
-  for (int n; file != nullptr && (n = gzread(file, buffer, sizeof buffer)) > 0;) out.append(buffer, static_cast<std::size_t>(n));
+  for (int n; file != nullptr && (n = gzread(file, buffer, sizeof buffer)) > 0;)
+    out.append(buffer, static_cast<std::size_t>(n));
   if (file != nullptr) gzclose(file);
   return out;
 }

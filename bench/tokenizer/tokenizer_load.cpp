@@ -45,9 +45,10 @@ int main(int argc, char** argv) {
     std::sort(wall_ms.begin(), wall_ms.end());
     std::sort(cpu_times_ms.begin(), cpu_times_ms.end());
     const auto mid = static_cast<std::size_t>(repeat / 2);
-    fmt::print("{{\"vocab_size\": {}, \"loads\": {}, \"wall_ms_median\": {:.1f}, \"wall_ms_min\": {:.1f}, "
-               "\"wall_ms_max\": {:.1f}, \"cpu_ms_median\": {:.1f}}}\n",
-               vocab, repeat, wall_ms[mid], wall_ms.front(), wall_ms.back(), cpu_times_ms[mid]);
+    fmt::print(
+        "{{\"vocab_size\": {}, \"loads\": {}, \"wall_ms_median\": {:.1f}, \"wall_ms_min\": {:.1f}, "
+        "\"wall_ms_max\": {:.1f}, \"cpu_ms_median\": {:.1f}}}\n",
+        vocab, repeat, wall_ms[mid], wall_ms.front(), wall_ms.back(), cpu_times_ms[mid]);
   } catch (const kiln::Error& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;

@@ -68,10 +68,10 @@ int main(int argc, char** argv) {
       }
       best_s = std::min(best_s, cpu_seconds() - start);
     }
-    fmt::print("{{\"bytes\": {}, \"seconds\": {:.6f}, \"mb_per_s\": {:.3f}, \"tokens\": {}, "
-               "\"ids_sha256\": \"{}\", \"load_seconds\": {:.3f}}}\n",
-               text.size(), best_s, static_cast<double>(text.size()) / best_s / 1e6, ids.size(),
-               ids_checksum(ids), load_s);
+    fmt::print(
+        "{{\"bytes\": {}, \"seconds\": {:.6f}, \"mb_per_s\": {:.3f}, \"tokens\": {}, "
+        "\"ids_sha256\": \"{}\", \"load_seconds\": {:.3f}}}\n",
+        text.size(), best_s, static_cast<double>(text.size()) / best_s / 1e6, ids.size(), ids_checksum(ids), load_s);
   } catch (const kiln::Error& e) {
     fmt::print(stderr, "tokenizer_throughput: {}\n", e.what());
     return 1;

@@ -37,15 +37,13 @@ class ChatTemplate {
   explicit ChatTemplate(const Tokenizer& tokenizer);
   // An explicit template; `special_tokens` is an object of variables such as
   // {"bos_token": "<s>", "eos_token": "</s>"} (null for none).
-  ChatTemplate(const std::string& source, nlohmann::ordered_json special_tokens,
-               std::string name = "chat template");
+  ChatTemplate(const std::string& source, nlohmann::ordered_json special_tokens, std::string name = "chat template");
 
   // Renders `messages`, a JSON array of message objects ({"role": ..., "content": ...}).
   // Object key order is kept, as Python keeps it, so parse inputs as ordered_json. Errors the
   // template raises (raise_exception, or a Python TypeError / UndefinedError) are kiln::Errors
   // whose message carries Python's text and the template line and column.
-  std::string apply(const nlohmann::ordered_json& messages,
-                    const ChatTemplateOptions& options = {}) const;
+  std::string apply(const nlohmann::ordered_json& messages, const ChatTemplateOptions& options = {}) const;
 
  private:
   struct Impl;

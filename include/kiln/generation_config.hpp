@@ -41,9 +41,9 @@ struct GenerationConfig {
   // Sampling. do_sample=false is greedy decoding.
   bool do_sample = false;
   double temperature = 1.0;
-  std::int64_t top_k = 0;  // 0: off
-  double top_p = 1.0;      // 1: off
-  double min_p = 0.0;      // 0: off
+  std::int64_t top_k = 0;           // 0: off
+  double top_p = 1.0;               // 1: off
+  double min_p = 0.0;               // 0: off
   double repetition_penalty = 1.0;  // HF: divides positive / multiplies negative logits of seen tokens
   double presence_penalty = 0.0;    // OpenAI: subtracted once from every generated token's logit
   double frequency_penalty = 0.0;   // OpenAI: subtracted per occurrence in the generated tokens
@@ -77,7 +77,7 @@ struct GenerationConfig {
   std::int64_t max_ngram_size = 0;
 
   static constexpr std::int64_t kMaxAssistantTokens = 16;
-  static constexpr std::int64_t kMaxLogprobs = 20;  // OpenAI's top_logprobs limit
+  static constexpr std::int64_t kMaxLogprobs = 20;    // OpenAI's top_logprobs limit
   static constexpr std::int64_t kMaxSequences = 256;  // num_beams, num_return_sequences
 
   // Throws kiln::Error naming the first bad field.

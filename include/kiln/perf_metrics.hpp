@@ -19,12 +19,12 @@ struct RawPerfMetrics {
   std::vector<double> generate_durations_ms;
   std::vector<double> tokenization_durations_ms;
   std::vector<double> detokenization_durations_ms;
-  std::vector<double> ttfts_ms;             // from the call's start to its first generated token
-  std::vector<double> throughputs;          // generated tokens per second of the call
-  std::vector<double> num_input_tokens;     // prompt tokens
-  std::vector<double> num_prefilled_tokens; // prompt tokens actually computed (the rest reused from the KV cache)
+  std::vector<double> ttfts_ms;              // from the call's start to its first generated token
+  std::vector<double> throughputs;           // generated tokens per second of the call
+  std::vector<double> num_input_tokens;      // prompt tokens
+  std::vector<double> num_prefilled_tokens;  // prompt tokens actually computed (the rest reused from the KV cache)
   std::vector<double> num_generated_tokens;
-  std::vector<double> acceptance_rates;     // speculative calls only: accepted / proposed candidates
+  std::vector<double> acceptance_rates;  // speculative calls only: accepted / proposed candidates
   // Calls with a draft model only: prompt tokens the draft computed (the rest came from its KV
   // cache of a chat's previous turns, or it never caught up on them: it does so lazily).
   std::vector<double> num_draft_prefilled_tokens;
@@ -40,16 +40,16 @@ class PerfMetrics {
   double load_time_ms = 0;  // model (and draft) loading, once per pipeline
   RawPerfMetrics raw;
 
-  MeanStd get_ttft() const;                    // ms
-  MeanStd get_tpot() const;                    // ms per output token after the first
-  MeanStd get_throughput() const;              // tokens / s
-  MeanStd get_generate_duration() const;       // ms
-  MeanStd get_tokenization_duration() const;   // ms
-  MeanStd get_detokenization_duration() const; // ms
+  MeanStd get_ttft() const;                     // ms
+  MeanStd get_tpot() const;                     // ms per output token after the first
+  MeanStd get_throughput() const;               // tokens / s
+  MeanStd get_generate_duration() const;        // ms
+  MeanStd get_tokenization_duration() const;    // ms
+  MeanStd get_detokenization_duration() const;  // ms
   MeanStd get_num_input_tokens() const;
   MeanStd get_num_prefilled_tokens() const;
   MeanStd get_num_generated_tokens() const;
-  MeanStd get_acceptance_rate() const;  // 0 ± 0 when no call was speculative
+  MeanStd get_acceptance_rate() const;             // 0 ± 0 when no call was speculative
   MeanStd get_num_draft_prefilled_tokens() const;  // 0 ± 0 when no call had a draft model
   std::int64_t num_calls() const { return static_cast<std::int64_t>(raw.generate_durations_ms.size()); }
 

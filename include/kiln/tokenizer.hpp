@@ -39,8 +39,7 @@ class Tokenizer {
   // and the component (e.g. "tokenizer.json: model.type 'Unigram' is not supported").
   static Tokenizer from_dir(const std::filesystem::path& dir);
   // The same from explicit files; `config` may be empty.
-  static Tokenizer from_files(const std::filesystem::path& tokenizer_json,
-                              const std::filesystem::path& config = {});
+  static Tokenizer from_files(const std::filesystem::path& tokenizer_json, const std::filesystem::path& config = {});
   // The same from the files' contents (JSON text); `config_json` may be empty.
   static Tokenizer from_json(std::string_view tokenizer_json, std::string_view config_json = {});
 

@@ -60,7 +60,9 @@ void register_bench_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "Measure load time, TTFT, TPOT, throughput and peak memory");
   cmd->add_option("--model,-m", f->model, "Model directory (default: $KILN_MODEL or the embedded model)");
   add_device_flags(*cmd, f->device);
-  cmd->add_option("--prompt-tokens", f->prompt_tokens, "Prompt length in tokens")->capture_default_str()->check(at_least(1));
+  cmd->add_option("--prompt-tokens", f->prompt_tokens, "Prompt length in tokens")
+      ->capture_default_str()
+      ->check(at_least(1));
   cmd->add_option("--new-tokens", f->new_tokens, "Tokens generated per run")->capture_default_str()->check(at_least(1));
   cmd->add_option("--warmup", f->warmup, "Unmeasured runs first")->capture_default_str()->check(at_least(0));
   cmd->add_option("--runs", f->runs, "Measured runs")->capture_default_str()->check(at_least(1));

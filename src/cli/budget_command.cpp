@@ -41,12 +41,15 @@ struct BudgetOptions {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string gib(std::uint64_t bytes) { return fmt::format("{:.3f} GiB", static_cast<double>(bytes) / kGiB); }
-std::string mib(std::uint64_t bytes) { return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
+std::string mib(std::uint64_t bytes) {
+  return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
 // GiB from a quarter GiB up, MiB below, so the table stays readable for big and tiny models.
 std::string human(std::uint64_t bytes) { return bytes >= (std::uint64_t{1} << 28) ? gib(bytes) : mib(bytes); }
 
 bool has_weights(const std::filesystem::path& dir) {
-  return std::filesystem::exists(dir / "model.safetensors") || std::filesystem::exists(dir / "model.safetensors.index.json");
+  return std::filesystem::exists(dir / "model.safetensors") ||
+         std::filesystem::exists(dir / "model.safetensors.index.json");
 }
 
 // The checkpoint as stored, when there are weights to look at.
@@ -62,7 +65,8 @@ Source open_source(const BudgetOptions& o) {
   const std::filesystem::path dir(o.model);
   if (ir::IrModel::is_ir_dir(dir)) {
     const ir::IrModel model(dir, {.verify_checksums = false});  // sizes only; kiln verify checks hashes
-    return {model.config(), eval::measure_stored_weights(model.config(), model), std::filesystem::file_size(dir / "model.bin")};
+    return {model.config(), eval::measure_stored_weights(model.config(), model),
+            std::filesystem::file_size(dir / "model.bin")};
   }
   if (!has_weights(dir)) return {ir::load_model_config(dir / "config.json"), std::nullopt, std::nullopt};
   ir::HfCheckpoint checkpoint(dir);
@@ -82,7 +86,8 @@ std::string class_formats(const eval::WeightBudget& plan, eval::WeightClass c) {
 }
 
 void print_weights(const eval::WeightBudget& plan, const std::optional<eval::WeightBudget>& stored) {
-  fmt::print("{:<14} {:>12}{}  {}\n", "weights", "estimate", stored ? fmt::format(" {:>12}", "as stored") : "", "stored as");
+  fmt::print("{:<14} {:>12}{}  {}\n", "weights", "estimate", stored ? fmt::format(" {:>12}", "as stored") : "",
+             "stored as");
   for (std::size_t i = 0; i < eval::kNumWeightClasses; ++i) {
     const auto c = static_cast<eval::WeightClass>(i);
     fmt::print("  {:<12} {:>12}{}  {}\n", eval::weight_class_name(c), human(plan.bytes[i]),
@@ -112,21 +117,28 @@ Json measure(const BudgetOptions& o, const eval::WeightBudget& stored) {
   fmt::print("  {:<22} {:>16}\n", "weights + KV estimate", human(expected));
   fmt::print("  {:<22} {:>16}\n", "peak RSS", human(peak));
   fmt::print("  {:<22} {:>16}\n", "peak - before", human(peak - std::min(peak, rss_before)));
-  return {{"rss_before_load_bytes", rss_before}, {"peak_rss_bytes", peak}, {"prompt_tokens", prompt},
-          {"kv_precision", models::kv_precision_name(kv.precision)}, {"kv_tokens_allocated", kv.num_tokens()},
-          {"kv_bytes", kv_bytes}, {"estimate_bytes", expected}};
+  return {{"rss_before_load_bytes", rss_before},
+          {"peak_rss_bytes", peak},
+          {"prompt_tokens", prompt},
+          {"kv_precision", models::kv_precision_name(kv.precision)},
+          {"kv_tokens_allocated", kv.num_tokens()},
+          {"kv_bytes", kv_bytes},
+          {"estimate_bytes", expected}};
 }
 
 void budget(const BudgetOptions& o) {
   JsonOutput json(o.json);  // before --measure's load: an unwritable path fails now
   const Source source = open_source(o);
-  eval::WeightFormat format{.scheme = eval::parse_weight_format_name(o.weight_format, o.sym), .group_size = o.group_size,
-                            .ratio = o.ratio, .all_layers = o.all_layers};
+  eval::WeightFormat format{.scheme = eval::parse_weight_format_name(o.weight_format, o.sym),
+                            .group_size = o.group_size,
+                            .ratio = o.ratio,
+                            .all_layers = o.all_layers};
   const eval::WeightBudget plan = eval::plan_weights(source.config, format);
   const eval::KvFormat kv{.precision = eval::parse_kv_precision(o.kv_precision), .group_size = o.kv_group_size};
   if (o.context <= 0 || o.sequences <= 0) fail("--context and --sequences must be positive");
   const std::uint64_t kv_per_token = eval::kv_bytes_per_token(source.config, kv);
-  const std::uint64_t kv_total = kv_per_token * static_cast<std::uint64_t>(o.context) * static_cast<std::uint64_t>(o.sequences);
+  const std::uint64_t kv_total =
+      kv_per_token * static_cast<std::uint64_t>(o.context) * static_cast<std::uint64_t>(o.sequences);
 
   print_weights(plan, source.stored);
   fmt::print("\nKV cache ({}{})\n", o.kv_precision,
@@ -141,18 +153,24 @@ void budget(const BudgetOptions& o) {
             {"share_4bit", plan.share_4bit},
             {"all_layers", format.all_layers},
             {"weights", eval::to_json(plan, /*with_tensors=*/true)},
-            {"kv", {{"precision", o.kv_precision}, {"group_size", kv.group_size}, {"bytes_per_token", kv_per_token},
-                    {"context", o.context}, {"sequences", o.sequences}, {"bytes", kv_total}}},
+            {"kv",
+             {{"precision", o.kv_precision},
+              {"group_size", kv.group_size},
+              {"bytes_per_token", kv_per_token},
+              {"context", o.context},
+              {"sequences", o.sequences},
+              {"bytes", kv_total}}},
             {"total_bytes", plan.total_bytes() + kv_total}};
   if (source.stored) j["stored_weights"] = eval::to_json(*source.stored, /*with_tensors=*/false);
   if (source.ir_file_bytes) {
     // model.bin is the tensors plus 64-byte alignment padding (docs/FORMAT.md).
-    fmt::print("\n{:<24} {:>16} (tensors as stored {}, estimate {})\n", "model.bin on disk", human(*source.ir_file_bytes),
-               human(source.stored->total_bytes()), human(plan.total_bytes()));
+    fmt::print("\n{:<24} {:>16} (tensors as stored {}, estimate {})\n", "model.bin on disk",
+               human(*source.ir_file_bytes), human(source.stored->total_bytes()), human(plan.total_bytes()));
     j["ir_model_bin_bytes"] = *source.ir_file_bytes;
   }
   if (o.measure) {
-    if (!source.stored) fail("--measure needs --model with weights (a checkpoint with model.safetensors or an exported IR)");
+    if (!source.stored)
+      fail("--measure needs --model with weights (a checkpoint with model.safetensors or an exported IR)");
     j["measured"] = measure(o, *source.stored);
   }
   json.write(j);
@@ -169,8 +187,10 @@ void register_budget_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--sym", o->sym, "Symmetric int4 / int8 (no zero points)");
   cmd->add_option("--group-size", o->group_size, "Quantisation group size (-1: per channel; int4 default 128)");
-  cmd->add_option("--ratio", o->ratio, "Share of decoder-layer weights in 4 bits; the rest int8")->capture_default_str();
-  cmd->add_flag("--all-layers", o->all_layers, "Compress embedding and head like the rest (else int8 for 4-bit formats)");
+  cmd->add_option("--ratio", o->ratio, "Share of decoder-layer weights in 4 bits; the rest int8")
+      ->capture_default_str();
+  cmd->add_flag("--all-layers", o->all_layers,
+                "Compress embedding and head like the rest (else int8 for 4-bit formats)");
   cmd->add_option("--context", o->context, "Tokens of context per sequence")->capture_default_str();
   cmd->add_option("--kv-precision", o->kv_precision, "KV cache precision: f32, f16, bf16, u8")->capture_default_str();
   cmd->add_option("--kv-group-size", o->kv_group_size, "u8 KV cache: values per scale and zero point")

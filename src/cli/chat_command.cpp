@@ -38,14 +38,16 @@ void print_stats(const PerfMetrics& m) {
   row("computed prompt tokens", m.get_num_prefilled_tokens(), "(the rest reused from the KV cache)");
   row("generated tokens", m.get_num_generated_tokens(), "");
   if (!m.raw.num_draft_prefilled_tokens.empty()) {
-    row("draft prompt tokens", m.get_num_draft_prefilled_tokens(), "(computed by the draft; the rest reused or skipped)");
+    row("draft prompt tokens", m.get_num_draft_prefilled_tokens(),
+        "(computed by the draft; the rest reused or skipped)");
   }
   if (m.raw.num_proposed_tokens > 0) row("draft acceptance", m.get_acceptance_rate(), "");
 }
 
 void chat(const ChatOptions& o) {
   LLMPipeline pipe = open_pipeline(o.pipeline);
-  const GenerationConfig config = apply_generation_flags(o.generation, pipe.get_generation_config(), kDefaultMaxNewTokens);
+  const GenerationConfig config =
+      apply_generation_flags(o.generation, pipe.get_generation_config(), kDefaultMaxNewTokens);
   if (config.num_beams > 1 || config.num_return_sequences > 1) {
     fail("kiln chat streams one answer per turn: --num-beams and --num-return-sequences must be 1");
   }

@@ -13,7 +13,9 @@ void add_device_flags(CLI::App& cmd, DeviceFlags& f) {
                  "`kiln devices` lists them)");
 }
 
-runtime::DeviceProperties device_properties(const DeviceFlags& f) { return runtime::parse_device_properties(f.properties); }
+runtime::DeviceProperties device_properties(const DeviceFlags& f) {
+  return runtime::parse_device_properties(f.properties);
+}
 
 std::map<std::string, std::string> device_property_map(const DeviceFlags& f) {
   device_properties(f);  // validates every assignment

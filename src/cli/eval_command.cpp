@@ -111,8 +111,8 @@ void run_compare(const EvalOptions& o) {
   }
   const eval::WindowOptions w = window_options(o, reference.model.model->config());
   const std::vector<std::int32_t> ids = eval::encode_eval_text(reference.model.tokenizer, text);
-  const eval::CompareResult r = eval::compare_models(*model.model.model, *reference.model.model, ids,
-                                                     static_cast<std::int64_t>(text.size()), w);
+  const eval::CompareResult r =
+      eval::compare_models(*model.model.model, *reference.model.model, ids, static_cast<std::int64_t>(text.size()), w);
   fmt::print("{} against reference {} on {}\n", model_dir(o.model).string(), o.reference, o.text);
   fmt::print("  {:<22} {} tokens, stride {}\n", "window", w.context, w.stride);
   fmt::print("  {:<22} {} ({} windows)\n", "positions compared", r.num_scored, r.num_windows);
@@ -121,8 +121,8 @@ void run_compare(const EvalOptions& o) {
   fmt::print("  {:<22} {:>10} {:>10}\n", "", "model", "reference");
   fmt::print("  {:<22} {:>10.4f} {:>10.4f}\n", "perplexity", r.ppl_model, r.ppl_reference);
   fmt::print("  {:<22} {:>10.4f} {:>10.4f}\n", "bits per byte", r.bits_per_byte_model, r.bits_per_byte_reference);
-  fmt::print("  {:<22} load {:.2f} s + {:.2f} s, eval {:.2f} s\n", "time", model.load_seconds,
-             reference.load_seconds, r.seconds);
+  fmt::print("  {:<22} load {:.2f} s + {:.2f} s, eval {:.2f} s\n", "time", model.load_seconds, reference.load_seconds,
+             r.seconds);
   Json j = eval::to_json(r);
   j["context"] = w.context;
   j["stride"] = w.stride;
@@ -139,9 +139,9 @@ void run_task(const EvalOptions& o) {
   const std::filesystem::path dir = model_dir(o.model);
   // The context the prompts need is known only with the tokenizer, before the model loads.
   const std::int64_t context = eval::task_context_tokens(Tokenizer::from_dir(dir), tasks);
-  Loaded m = load(dir, {.context_tokens = context,
-                        .max_sequences = std::min<std::int64_t>(kGenerationBatch, std::ssize(tasks))},
-                o.device);
+  Loaded m = load(
+      dir, {.context_tokens = context, .max_sequences = std::min<std::int64_t>(kGenerationBatch, std::ssize(tasks))},
+      o.device);
   const eval::TaskReport r =
       eval::evaluate_tasks(*m.model.model, m.model.tokenizer, m.model.generation_defaults.eos_token_ids, tasks);
   fmt::print("{:<14} {:<5} {:<40} {}\n", "item", "right", "answer", "completion");
@@ -162,9 +162,10 @@ void run_repetition(const EvalOptions& o) {
   std::int64_t longest = 0;
   const Tokenizer tokenizer = Tokenizer::from_dir(dir);
   for (const std::string& p : prompts) longest = std::max<std::int64_t>(longest, std::ssize(tokenizer.encode(p)));
-  Loaded m = load(dir, {.context_tokens = longest + o.max_new_tokens,
-                        .max_sequences = std::min<std::int64_t>(kGenerationBatch, std::ssize(prompts))},
-                o.device);
+  Loaded m = load(dir,
+                  {.context_tokens = longest + o.max_new_tokens,
+                   .max_sequences = std::min<std::int64_t>(kGenerationBatch, std::ssize(prompts))},
+                  o.device);
   const eval::RepetitionReport r = eval::evaluate_repetition(
       *m.model.model, m.model.tokenizer, m.model.generation_defaults.eos_token_ids, prompts, o.max_new_tokens);
   fmt::print("{:>6} {:>7}  {}\n", "tokens", "rep-4g", "prompt");
@@ -189,8 +190,7 @@ void add_window_flags(CLI::App* cmd, EvalOptions& o) {
   cmd->add_option("--text", o.text, "UTF-8 text file to score")->required();
   cmd->add_option("--context", o.context, "Tokens per window (default: the model's positions, at most 1024)")
       ->check(CLI::Range(std::int64_t{2}, std::int64_t{1} << 40));
-  cmd->add_option("--stride", o.stride, "Tokens between window starts (default: half the context)")
-      ->check(at_least(1));
+  cmd->add_option("--stride", o.stride, "Tokens between window starts (default: half the context)")->check(at_least(1));
 }
 
 }  // namespace
@@ -208,8 +208,7 @@ void register_eval_command(CLI::App& app) {
   auto* compare = eval->add_subcommand(
       "compare", "KL divergence, top-1 agreement and perplexities of a model against its reference");
   add_model_flags(compare, *o);
-  compare->add_option("--reference", o->reference, "The reference model directory (e.g. the f16 original)")
-      ->required();
+  compare->add_option("--reference", o->reference, "The reference model directory (e.g. the f16 original)")->required();
   add_window_flags(compare, *o);
   compare->callback([o] { run_compare(*o); });
 
@@ -220,8 +219,7 @@ void register_eval_command(CLI::App& app) {
 
   auto* repetition = eval->add_subcommand("repetition", "Repeated 4-gram ratio of greedy generations");
   add_model_flags(repetition, *o);
-  repetition->add_option("--prompts", o->prompts, "Prompts: one per line, or .jsonl with a prompt field")
-      ->required();
+  repetition->add_option("--prompts", o->prompts, "Prompts: one per line, or .jsonl with a prompt field")->required();
   repetition->add_option("--max-new-tokens,-n", o->max_new_tokens, "Tokens to generate per prompt")
       ->capture_default_str()
       ->check(at_least(1));

@@ -48,13 +48,17 @@ exporter::ExportOptions to_options(const ExportFlags& f, std::vector<std::string
 void run_export(const ExportFlags& flags, const std::vector<std::string>& command_line) {
   const InterruptGuard interrupt;
   const exporter::ExportOptions options = to_options(flags, command_line, interrupt.cancel());
-  const exporter::ExportResult r = exporter::export_model(options, exporter::cpu_calibration_backend(options.model_dir));
+  const exporter::ExportResult r =
+      exporter::export_model(options, exporter::cpu_calibration_backend(options.model_dir));
   std::string schemes;
-  for (const auto& [scheme, count] : r.tensors_by_scheme) schemes += fmt::format("{}{} {}", schemes.empty() ? "" : ", ", count, scheme);
-  fmt::print("exported {} ({} parameters, weight format {}{}) to {}: model.bin {:.1f} MiB; tensors: {}; {:.1f} s, peak RSS {:.0f} MiB\n",
-             options.model_dir.string(), r.num_parameters, exporter::weight_format_name(r.recipe.weight_format),
-             r.recipe.weight_format_defaulted ? ", the default for this size" : "", r.out_dir.string(),
-             double(r.model_bin_bytes) / (1 << 20), schemes, r.seconds, double(r.peak_rss_bytes) / (1 << 20));
+  for (const auto& [scheme, count] : r.tensors_by_scheme)
+    schemes += fmt::format("{}{} {}", schemes.empty() ? "" : ", ", count, scheme);
+  fmt::print(
+      "exported {} ({} parameters, weight format {}{}) to {}: model.bin {:.1f} MiB; tensors: {}; {:.1f} s, peak RSS "
+      "{:.0f} MiB\n",
+      options.model_dir.string(), r.num_parameters, exporter::weight_format_name(r.recipe.weight_format),
+      r.recipe.weight_format_defaulted ? ", the default for this size" : "", r.out_dir.string(),
+      double(r.model_bin_bytes) / (1 << 20), schemes, r.seconds, double(r.peak_rss_bytes) / (1 << 20));
 }
 
 }  // namespace
@@ -68,8 +72,10 @@ void register_export_command(CLI::App& app, int argc, char** argv) {
   cmd->add_option("--weight-format", f->weight_format,
                   "fp32, fp16, bf16, int8, int4 or nf4 (default: int8 above 1B parameters, else fp32)");
   cmd->add_flag("--sym", f->sym, "Symmetric quantisation (int8/int4; default asymmetric)");
-  cmd->add_option("--group-size", f->group_size, "Weights per scale along the input (-1: per channel; int4/nf4 default 128)");
-  cmd->add_option("--ratio", f->ratio, "Fraction of the layers in int4/nf4, the rest in --backup-precision (default 1)");
+  cmd->add_option("--group-size", f->group_size,
+                  "Weights per scale along the input (-1: per channel; int4/nf4 default 128)");
+  cmd->add_option("--ratio", f->ratio,
+                  "Fraction of the layers in int4/nf4, the rest in --backup-precision (default 1)");
   cmd->add_flag("--all-layers", f->all_layers, "Compress embedding and output head to the primary precision too");
   cmd->add_flag("--awq", f->awq, "Activation-aware scaling searched on calibration data (needs --dataset)");
   cmd->add_flag("--scale-estimation", f->scale_estimation, "Refine group scales on calibration data (needs --dataset)");

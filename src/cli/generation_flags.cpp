@@ -22,7 +22,8 @@ void add_generation_flags(CLI::App& cmd, GenerationFlags& f) {
   cmd.add_option("--top-k", f.top_k, "Keep the k most likely tokens (0: off)")->check(at_least(0));
   cmd.add_option("--top-p", f.top_p, "Keep the smallest set of tokens with this probability mass")
       ->check(CLI::Range(0.0, 1.0));
-  cmd.add_option("--min-p", f.min_p, "Drop tokens below this fraction of the most likely one")->check(CLI::Range(0.0, 1.0));
+  cmd.add_option("--min-p", f.min_p, "Drop tokens below this fraction of the most likely one")
+      ->check(CLI::Range(0.0, 1.0));
   cmd.add_option("--repetition-penalty", f.repetition_penalty, "HF repetition penalty (1: off)");
   cmd.add_option("--presence-penalty", f.presence_penalty, "OpenAI presence penalty in [-2, 2]");
   cmd.add_option("--frequency-penalty", f.frequency_penalty, "OpenAI frequency penalty in [-2, 2]");
@@ -54,7 +55,8 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f) {
   add_device_flags(cmd, f.device);
 }
 
-GenerationConfig apply_generation_flags(const GenerationFlags& f, GenerationConfig c, std::int64_t default_max_new_tokens) {
+GenerationConfig apply_generation_flags(const GenerationFlags& f, GenerationConfig c,
+                                        std::int64_t default_max_new_tokens) {
   if (f.max_new_tokens) c.max_new_tokens = *f.max_new_tokens;
   if (f.max_length) c.max_length = *f.max_length;
   if (!c.max_new_tokens && !c.max_length) c.max_new_tokens = default_max_new_tokens;
@@ -102,11 +104,11 @@ LLMPipeline open_pipeline(const PipelineFlags& f) {
 
 std::string format_perf_metrics(const PerfMetrics& m) {
   const auto ms = [](MeanStd v) { return fmt::format("{:.2f} ± {:.2f} ms", v.mean, v.std); };
-  std::string line = fmt::format("load {:.1f} ms | prompt {:.0f} tokens ({:.0f} computed) | TTFT {} | {:.0f} tokens | "
-                                 "TPOT {} | {:.1f} tokens/s",
-                                 m.load_time_ms, m.get_num_input_tokens().mean, m.get_num_prefilled_tokens().mean,
-                                 ms(m.get_ttft()), m.get_num_generated_tokens().mean, ms(m.get_tpot()),
-                                 m.get_throughput().mean);
+  std::string line = fmt::format(
+      "load {:.1f} ms | prompt {:.0f} tokens ({:.0f} computed) | TTFT {} | {:.0f} tokens | "
+      "TPOT {} | {:.1f} tokens/s",
+      m.load_time_ms, m.get_num_input_tokens().mean, m.get_num_prefilled_tokens().mean, ms(m.get_ttft()),
+      m.get_num_generated_tokens().mean, ms(m.get_tpot()), m.get_throughput().mean);
   if (m.raw.num_proposed_tokens > 0) {
     line += fmt::format(" | draft acceptance {:.1f}% ({} of {})",
                         100.0 * double(m.raw.num_accepted_tokens) / double(m.raw.num_proposed_tokens),

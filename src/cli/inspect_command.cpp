@@ -1,5 +1,5 @@
-// `kiln inspect DIR`: what a model (kiln IR or Hugging Face checkpoint) is — architecture, hyper-parameters, every tensor (name,
-// dtype, shape, bytes) and totals by role and dtype.
+// `kiln inspect DIR`: what a model (kiln IR or Hugging Face checkpoint) is — architecture, hyper-parameters, every
+// tensor (name, dtype, shape, bytes) and totals by role and dtype.
 #include <fmt/format.h>
 
 #include <map>
@@ -35,7 +35,7 @@ void print_config(const ir::ModelConfig& c) {
   const char* scaling = c.rope_scaling.type == ir::RopeScalingType::kLlama3     ? "llama3"
                         : c.rope_scaling.type == ir::RopeScalingType::kLinear   ? "linear"
                         : c.rope_scaling.type == ir::RopeScalingType::kLongRope ? "longrope"
-                                                                                 : "none";
+                                                                                : "none";
   fmt::print("rope                theta {}, scaling {} (factor {}), rotary dims {} of {}\n", c.rope_theta, scaling,
              c.rope_scaling.factor, c.rotary_dim, c.head_dim);
   if (c.rope_scaling.type == ir::RopeScalingType::kLongRope) {
@@ -85,7 +85,8 @@ void inspect(const std::filesystem::path& dir) {
   print_config(config);
 
   std::map<std::string, std::string> role_of;
-  for (const auto& spec : models::tensor_specs(config)) role_of[spec.name] = std::string(models::tensor_role_name(spec.role));
+  for (const auto& spec : models::tensor_specs(config))
+    role_of[spec.name] = std::string(models::tensor_role_name(spec.role));
 
   fmt::print("\n{:<52} {:>15} {:>16} {:>12}\n", "tensor", "dtype", "shape", "bytes");
   std::map<std::string, std::uint64_t> bytes_by_role, bytes_by_dtype;

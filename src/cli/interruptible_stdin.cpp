@@ -23,8 +23,7 @@ void on_sigint(int) {
 
 void drain_pipe() {
   char bytes[64];
-  while (::read(g_pipe[0], bytes, sizeof bytes) > 0) {
-  }
+  while (::read(g_pipe[0], bytes, sizeof bytes) > 0) {}
 }
 
 }  // namespace
@@ -61,7 +60,8 @@ InterruptibleStdin::Result InterruptibleStdin::read_line(std::string& line) {
       buffer_.clear();
       return Result::kLine;
     }
-    pollfd fds[2] = {{.fd = STDIN_FILENO, .events = POLLIN, .revents = 0}, {.fd = g_pipe[0], .events = POLLIN, .revents = 0}};
+    pollfd fds[2] = {{.fd = STDIN_FILENO, .events = POLLIN, .revents = 0},
+                     {.fd = g_pipe[0], .events = POLLIN, .revents = 0}};
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;  // the pipe is readable now
       fail("kiln chat: waiting for input failed (errno {})", errno);

@@ -16,10 +16,12 @@ void register_synth_command(CLI::App& app) {
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("synth", "Write a random-weight Hugging Face checkpoint shaped like a real model");
-  cmd->add_option("--like", f->like, "llama-3.2-1b, llama-3.1-8b, qwen2.5-0.5b, qwen3-0.6b, or a config.json")->required();
+  cmd->add_option("--like", f->like, "llama-3.2-1b, llama-3.1-8b, qwen2.5-0.5b, qwen3-0.6b, or a config.json")
+      ->required();
   cmd->add_option("output", f->out, "Output directory (must not exist)")->required();
   cmd->add_option("--seed", f->seed, "Seed of the weights")->capture_default_str();
-  cmd->add_option("--tokenizer", f->tokenizer, "Copy the tokenizer from this directory (default: generate a byte-level one)");
+  cmd->add_option("--tokenizer", f->tokenizer,
+                  "Copy the tokenizer from this directory (default: generate a byte-level one)");
   cmd->add_flag("--quiet,-q", f->quiet, "No progress bar");
   cmd->callback([f] {
     exporter::SynthOptions o;

@@ -3,7 +3,6 @@
 // byte for byte what transformers' apply_chat_template(tokenize=False) returns.
 #include <fmt/format.h>
 
-
 #include "cli/commands.hpp"
 #include "kiln/chat_template.hpp"
 #include "kiln/tokenizer.hpp"

@@ -87,17 +87,20 @@ BenchmarkResult run_benchmark(const BenchmarkOptions& o) {
       fail("bench: a run took {} prompt tokens, expected {}", run.prompt_tokens, o.prompt_tokens);
     }
     if (run.generated_tokens != o.new_tokens) {  // EOS and stops are off: only the context ends a run early
-      fail("bench: {} prompt tokens + {} new tokens do not fit the context: a run stopped at {} positions, the "
-           "model's limit; ask for fewer --prompt-tokens or --new-tokens",
-           o.prompt_tokens, o.new_tokens, run.prompt_tokens + run.generated_tokens);
+      fail(
+          "bench: {} prompt tokens + {} new tokens do not fit the context: a run stopped at {} positions, the "
+          "model's limit; ask for fewer --prompt-tokens or --new-tokens",
+          o.prompt_tokens, o.new_tokens, run.prompt_tokens + run.generated_tokens);
     }
     if (i >= o.warmup) result.runs.push_back(run);
   }
   result.ttft_ms = over_runs(result.runs, [](const BenchmarkRun& r) { return r.ttft_ms; });
   result.tpot_ms = over_runs(result.runs, [](const BenchmarkRun& r) { return r.tpot_ms; });
-  result.throughput = over_runs(result.runs, [](const BenchmarkRun& r) { return r.tpot_ms > 0 ? 1000.0 / r.tpot_ms : 0.0; });
-  result.prefill_tokens_per_s =
-      over_runs(result.runs, [](const BenchmarkRun& r) { return r.ttft_ms > 0 ? 1000.0 * double(r.prompt_tokens) / r.ttft_ms : 0.0; });
+  result.throughput =
+      over_runs(result.runs, [](const BenchmarkRun& r) { return r.tpot_ms > 0 ? 1000.0 / r.tpot_ms : 0.0; });
+  result.prefill_tokens_per_s = over_runs(result.runs, [](const BenchmarkRun& r) {
+    return r.ttft_ms > 0 ? 1000.0 * double(r.prompt_tokens) / r.ttft_ms : 0.0;
+  });
   result.peak_rss_bytes = peak_rss_bytes().value_or(0);
   return result;
 }
@@ -105,8 +108,11 @@ BenchmarkResult run_benchmark(const BenchmarkOptions& o) {
 Json to_json(const BenchmarkResult& r) {
   Json runs = Json::array();
   for (const BenchmarkRun& run : r.runs) {
-    runs.push_back({{"ttft_ms", run.ttft_ms}, {"tpot_ms", inter_token(r, run.tpot_ms)}, {"generate_ms", run.generate_ms},
-                    {"prompt_tokens", run.prompt_tokens}, {"generated_tokens", run.generated_tokens}});
+    runs.push_back({{"ttft_ms", run.ttft_ms},
+                    {"tpot_ms", inter_token(r, run.tpot_ms)},
+                    {"generate_ms", run.generate_ms},
+                    {"prompt_tokens", run.prompt_tokens},
+                    {"generated_tokens", run.generated_tokens}});
   }
   Json properties = Json::object();
   for (const auto& [name, value] : r.options.properties) properties[name] = value;

@@ -33,7 +33,7 @@ struct BenchmarkOptions {
 
 struct BenchmarkRun {
   double ttft_ms = 0;
-  double tpot_ms = 0;            // mean latency of the tokens after the first
+  double tpot_ms = 0;  // mean latency of the tokens after the first
   double generate_ms = 0;
   std::int64_t prompt_tokens = 0;
   std::int64_t generated_tokens = 0;
@@ -41,11 +41,11 @@ struct BenchmarkRun {
 
 struct BenchmarkResult {
   BenchmarkOptions options;
-  std::string prompt;         // the text given to generate()
+  std::string prompt;  // the text given to generate()
   double load_ms = 0;
   std::vector<BenchmarkRun> runs;
   MeanStd ttft_ms, tpot_ms;
-  MeanStd throughput;         // 1000 / TPOT per run: decode tokens per second, as OpenVINO reports it
+  MeanStd throughput;            // 1000 / TPOT per run: decode tokens per second, as OpenVINO reports it
   MeanStd prefill_tokens_per_s;  // prompt tokens / TTFT per run
   std::uint64_t peak_rss_bytes = 0;
 };

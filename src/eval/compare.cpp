@@ -14,8 +14,7 @@
 namespace kiln::eval {
 
 CompareResult compare_models(models::LanguageModel& model, models::LanguageModel& reference,
-                             std::span<const std::int32_t> ids, std::int64_t num_bytes,
-                             const WindowOptions& options) {
+                             std::span<const std::int32_t> ids, std::int64_t num_bytes, const WindowOptions& options) {
   if (model.config().vocab_size != reference.config().vocab_size) {
     fail("compare: the model's vocabulary has {} entries but the reference's has {}; they must share a tokenizer",
          model.config().vocab_size, reference.config().vocab_size);

@@ -29,7 +29,6 @@ struct CompareResult {
 // Both models must share the vocabulary (the caller checks the tokenizers agree). Throws
 // kiln::Error naming the two vocabulary sizes when they differ.
 CompareResult compare_models(models::LanguageModel& model, models::LanguageModel& reference,
-                             std::span<const std::int32_t> ids, std::int64_t num_bytes,
-                             const WindowOptions& options);
+                             std::span<const std::int32_t> ids, std::int64_t num_bytes, const WindowOptions& options);
 
 }  // namespace kiln::eval

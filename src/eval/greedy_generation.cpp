@@ -4,9 +4,9 @@
 
 namespace kiln::eval {
 
-std::vector<Generation> generate_greedy(models::LanguageModel& model, std::span<const std::vector<std::int32_t>> prompts,
-                                        std::int64_t max_new_tokens, const std::set<std::int32_t>& eos_token_ids,
-                                        const StopRule& stop) {
+std::vector<Generation> generate_greedy(models::LanguageModel& model,
+                                        std::span<const std::vector<std::int32_t>> prompts, std::int64_t max_new_tokens,
+                                        const std::set<std::int32_t>& eos_token_ids, const StopRule& stop) {
   GenerationConfig config;
   config.do_sample = false;
   config.max_new_tokens = max_new_tokens;

@@ -25,8 +25,8 @@ using StopRule = std::function<bool(std::size_t prompt_index, std::span<const st
 // Argmax decoding (ties to the lowest id), no logits processors, at most `max_new_tokens` per
 // prompt, stopping at any of `eos_token_ids` or when `stop` says so. Throws kiln::Error when a
 // prompt is empty or does not fit the model's context.
-std::vector<Generation> generate_greedy(models::LanguageModel& model, std::span<const std::vector<std::int32_t>> prompts,
-                                        std::int64_t max_new_tokens, const std::set<std::int32_t>& eos_token_ids,
-                                        const StopRule& stop = {});
+std::vector<Generation> generate_greedy(models::LanguageModel& model,
+                                        std::span<const std::vector<std::int32_t>> prompts, std::int64_t max_new_tokens,
+                                        const std::set<std::int32_t>& eos_token_ids, const StopRule& stop = {});
 
 }  // namespace kiln::eval

@@ -5,8 +5,8 @@
 namespace kiln::eval {
 
 models::KvPrecision parse_kv_precision(std::string_view name) {
-  for (const auto p : {models::KvPrecision::kF32, models::KvPrecision::kF16, models::KvPrecision::kBF16,
-                       models::KvPrecision::kU8}) {
+  for (const auto p :
+       {models::KvPrecision::kF32, models::KvPrecision::kF16, models::KvPrecision::kBF16, models::KvPrecision::kU8}) {
     if (kv_precision_name(p) == name) return p;
   }
   fail("--kv-precision '{}' is not a KV cache precision (accepted: f32, f16, bf16, u8)", name);
@@ -26,7 +26,8 @@ std::uint64_t kv_bytes_per_token(const ir::ModelConfig& config, const KvFormat& 
       break;
     }
   }
-  return 2 * static_cast<std::uint64_t>(config.num_layers) * static_cast<std::uint64_t>(config.num_kv_heads) * head_bytes;
+  return 2 * static_cast<std::uint64_t>(config.num_layers) * static_cast<std::uint64_t>(config.num_kv_heads) *
+         head_bytes;
 }
 
 }  // namespace kiln::eval

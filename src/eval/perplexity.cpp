@@ -41,8 +41,8 @@ PerplexityResult evaluate_perplexity(models::LanguageModel& model, std::span<con
   return r;
 }
 
-PerplexityResult evaluate_perplexity(models::LanguageModel& model, const Tokenizer& tokenizer,
-                                     std::string_view text, const WindowOptions& options) {
+PerplexityResult evaluate_perplexity(models::LanguageModel& model, const Tokenizer& tokenizer, std::string_view text,
+                                     const WindowOptions& options) {
   const std::vector<std::int32_t> ids = encode_eval_text(tokenizer, text);
   return evaluate_perplexity(model, ids, static_cast<std::int64_t>(text.size()), options);
 }

@@ -25,7 +25,8 @@ double repeated_ngram_ratio(std::span<const std::int32_t> tokens, std::size_t n)
 std::vector<std::string> load_prompts(const std::filesystem::path& path) {
   std::vector<std::string> prompts;
   if (path.extension() == ".jsonl") {
-    for_each_jsonl_object(path, [&](const JsonFields& fields) { prompts.push_back(fields.get<std::string>("prompt")); });
+    for_each_jsonl_object(path,
+                          [&](const JsonFields& fields) { prompts.push_back(fields.get<std::string>("prompt")); });
   } else {
     std::istringstream lines(read_file(path));
     for (std::string line; std::getline(lines, line);) {
@@ -37,8 +38,8 @@ std::vector<std::string> load_prompts(const std::filesystem::path& path) {
 }
 
 RepetitionReport evaluate_repetition(models::LanguageModel& model, const Tokenizer& tokenizer,
-                                     const std::set<std::int32_t>& eos_token_ids,
-                                     std::span<const std::string> prompts, std::int64_t max_new_tokens) {
+                                     const std::set<std::int32_t>& eos_token_ids, std::span<const std::string> prompts,
+                                     std::int64_t max_new_tokens) {
   Stopwatch clock;
   std::vector<std::vector<std::int32_t>> ids;
   for (const std::string& p : prompts) ids.push_back(tokenizer.encode(p));

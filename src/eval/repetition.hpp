@@ -21,9 +21,9 @@ double repeated_ngram_ratio(std::span<const std::int32_t> tokens, std::size_t n)
 
 struct RepetitionItem {
   std::string prompt;
-  std::string completion;     // decoded, special tokens skipped
+  std::string completion;       // decoded, special tokens skipped
   std::int64_t num_tokens = 0;  // generated, EOS excluded
-  double ratio = 0.0;         // repeated 4-gram ratio
+  double ratio = 0.0;           // repeated 4-gram ratio
 };
 
 struct RepetitionReport {
@@ -37,7 +37,7 @@ struct RepetitionReport {
 std::vector<std::string> load_prompts(const std::filesystem::path& path);
 
 RepetitionReport evaluate_repetition(models::LanguageModel& model, const Tokenizer& tokenizer,
-                                     const std::set<std::int32_t>& eos_token_ids,
-                                     std::span<const std::string> prompts, std::int64_t max_new_tokens);
+                                     const std::set<std::int32_t>& eos_token_ids, std::span<const std::string> prompts,
+                                     std::int64_t max_new_tokens);
 
 }  // namespace kiln::eval

@@ -3,8 +3,8 @@
 namespace kiln::eval {
 
 Json to_json(const PerplexityResult& r) {
-  return {{"tokens", r.num_tokens}, {"scored_tokens", r.num_scored}, {"bytes", r.num_bytes},
-          {"windows", r.num_windows}, {"nll_nats", r.nll_nats},   {"ppl", r.ppl},
+  return {{"tokens", r.num_tokens},           {"scored_tokens", r.num_scored}, {"bytes", r.num_bytes},
+          {"windows", r.num_windows},         {"nll_nats", r.nll_nats},        {"ppl", r.ppl},
           {"bits_per_byte", r.bits_per_byte}, {"seconds", r.seconds}};
 }
 
@@ -26,17 +26,26 @@ Json to_json(const CompareResult& r) {
 Json to_json(const TaskReport& r) {
   Json items = Json::array();
   for (const TaskResult& t : r.items) {
-    items.push_back({{"id", t.id}, {"prompt", t.prompt}, {"answer", t.answer}, {"completion", t.completion},
-                     {"generated_tokens", t.num_generated}, {"right", t.right}});
+    items.push_back({{"id", t.id},
+                     {"prompt", t.prompt},
+                     {"answer", t.answer},
+                     {"completion", t.completion},
+                     {"generated_tokens", t.num_generated},
+                     {"right", t.right}});
   }
-  return {{"right", r.num_right}, {"total", r.items.size()}, {"accuracy", r.accuracy}, {"seconds", r.seconds},
+  return {{"right", r.num_right},
+          {"total", r.items.size()},
+          {"accuracy", r.accuracy},
+          {"seconds", r.seconds},
           {"items", std::move(items)}};
 }
 
 Json to_json(const RepetitionReport& r) {
   Json items = Json::array();
   for (const RepetitionItem& g : r.items) {
-    items.push_back({{"prompt", g.prompt}, {"completion", g.completion}, {"generated_tokens", g.num_tokens},
+    items.push_back({{"prompt", g.prompt},
+                     {"completion", g.completion},
+                     {"generated_tokens", g.num_tokens},
                      {"repeated_4gram_ratio", g.ratio}});
   }
   return {{"mean_repeated_4gram_ratio", r.mean_ratio}, {"seconds", r.seconds}, {"items", std::move(items)}};
@@ -50,10 +59,14 @@ Json to_json(const WeightBudget& b, bool with_tensors) {
   if (!with_tensors) return j;
   Json tensors = Json::array();
   for (const TensorPlan& t : b.tensors) {
-    tensors.push_back({{"name", t.name}, {"role", models::tensor_role_name(t.role)},
-                       {"scheme", weight_scheme_name(t.scheme)}, {"params", t.num_params},
-                       {"group_size", t.group_size}, {"data_bytes", t.data_bytes},
-                       {"scale_bytes", t.scale_bytes}, {"zero_point_bytes", t.zero_point_bytes}});
+    tensors.push_back({{"name", t.name},
+                       {"role", models::tensor_role_name(t.role)},
+                       {"scheme", weight_scheme_name(t.scheme)},
+                       {"params", t.num_params},
+                       {"group_size", t.group_size},
+                       {"data_bytes", t.data_bytes},
+                       {"scale_bytes", t.scale_bytes},
+                       {"zero_point_bytes", t.zero_point_bytes}});
   }
   j["tensors"] = std::move(tensors);
   return j;

@@ -9,8 +9,7 @@ namespace kiln::eval {
 
 std::vector<Window> plan_windows(std::int64_t num_tokens, std::int64_t context, std::int64_t stride) {
   if (context < 2 || stride < 1 || stride > context) {
-    fail("sliding window: need context >= 2 and 1 <= stride <= context, got context {} and stride {}",
-         context, stride);
+    fail("sliding window: need context >= 2 and 1 <= stride <= context, got context {} and stride {}", context, stride);
   }
   if (num_tokens < 2) fail("sliding window: the text must encode to at least 2 tokens, got {}", num_tokens);
   std::vector<Window> plan;
@@ -28,7 +27,8 @@ std::vector<Window> plan_windows(std::int64_t num_tokens, std::int64_t context, 
 WindowPass::WindowPass(models::LanguageModel& model, std::span<const std::int32_t> ids, const Window& window,
                        std::int64_t max_chunk_tokens)
     : model_(model),
-      window_ids_(ids.subspan(static_cast<std::size_t>(window.begin), static_cast<std::size_t>(window.end - window.begin))),
+      window_ids_(
+          ids.subspan(static_cast<std::size_t>(window.begin), static_cast<std::size_t>(window.end - window.begin))),
       num_unscored_(window.first_target - 1 - window.begin),
       num_to_run_(window.end - window.begin - 1),
       max_chunk_tokens_(max_chunk_tokens),

@@ -38,7 +38,10 @@ TaskReport evaluate_tasks(models::LanguageModel& model, const Tokenizer& tokeniz
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     std::string text = decode_new_text(tokenizer, generations[i].tokens);
     text.resize(std::min(text.size(), text.find('\n')));
-    TaskResult r{.id = tasks[i].id, .prompt = tasks[i].prompt, .answer = tasks[i].answer, .completion = std::move(text),
+    TaskResult r{.id = tasks[i].id,
+                 .prompt = tasks[i].prompt,
+                 .answer = tasks[i].answer,
+                 .completion = std::move(text),
                  .num_generated = std::ssize(generations[i].tokens)};
     r.right = is_right(r.completion, r.answer);
     report.num_right += r.right ? 1 : 0;

@@ -30,7 +30,7 @@ struct TaskResult {
 struct TaskReport {
   std::vector<TaskResult> items;  // in the file's order
   std::int64_t num_right = 0;
-  double accuracy = 0.0;          // num_right / items
+  double accuracy = 0.0;  // num_right / items
   double seconds = 0.0;
 };
 

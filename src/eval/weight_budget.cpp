@@ -19,9 +19,7 @@ std::int64_t num_params(const std::vector<std::int64_t>& shape) {
 
 // Vectors (norm gains, biases) are never quantised: f32 in quantised exports, the export's own
 // type in float ones (docs/FORMAT.md).
-WeightScheme vector_scheme(WeightScheme format) {
-  return is_float_scheme(format) ? format : WeightScheme::kF32;
-}
+WeightScheme vector_scheme(WeightScheme format) { return is_float_scheme(format) ? format : WeightScheme::kF32; }
 
 void add(WeightBudget& b, TensorPlan plan) {
   b.bytes[static_cast<std::size_t>(class_of(plan.role))] += plan.data_bytes;
@@ -152,15 +150,20 @@ WeightBudget measure_stored_weights(const ir::ModelConfig& config, const ir::Ten
   WeightBudget b;
   for (const auto& s : models::tensor_specs(config)) {
     const ir::TensorView& t = *source.find(s.name);
-    TensorPlan p{.name = s.name, .role = s.role, .num_params = t.num_elements(),
-                 .in_features = t.shape.size() == 2 ? t.shape[1] : 0, .data_bytes = t.bytes.size()};
+    TensorPlan p{.name = s.name,
+                 .role = s.role,
+                 .num_params = t.num_elements(),
+                 .in_features = t.shape.size() == 2 ? t.shape[1] : 0,
+                 .data_bytes = t.bytes.size()};
     if (t.quantization) {  // an exported IR: codes, scales and zero points as written
       p.scheme = t.quantization->scheme;
       p.group_size = t.quantization->group_size;
       p.scale_bytes = t.quantization->scales.size();
       p.zero_point_bytes = t.quantization->zero_points.size();
     } else {
-      p.scheme = t.dtype == ir::DType::kF32 ? WeightScheme::kF32 : t.dtype == ir::DType::kF16 ? WeightScheme::kF16 : WeightScheme::kBf16;
+      p.scheme = t.dtype == ir::DType::kF32   ? WeightScheme::kF32
+                 : t.dtype == ir::DType::kF16 ? WeightScheme::kF16
+                                              : WeightScheme::kBf16;
     }
     add(b, std::move(p));
   }

@@ -33,8 +33,8 @@ WeightClass class_of(models::TensorRole role);
 struct WeightFormat {
   WeightScheme scheme = WeightScheme::kF16;
   std::optional<std::int64_t> group_size = std::nullopt;  // 4-bit default 128, int8 per channel; -1: per channel
-  double ratio = 1.0;                      // share of decoder-layer matrix parameters in `scheme`
-  bool all_layers = false;                 // embedding and head in `scheme` too
+  double ratio = 1.0;                                     // share of decoder-layer matrix parameters in `scheme`
+  bool all_layers = false;                                // embedding and head in `scheme` too
 
   // The group size a matrix with `in` columns gets under `scheme` (in = per channel).
   std::int64_t resolved_group_size(WeightScheme s, std::int64_t in) const;

@@ -9,8 +9,8 @@ namespace kiln::exporter {
 namespace {
 
 constexpr std::size_t kHessianPanelRows = 64;  // rows of Xᵀ X per parallel task
-constexpr std::size_t kChannelsPerTask = 128;   // input channels per parallel task of the sums
-constexpr std::int64_t kChannelsPerPass = 6;    // channels whose 4 sums fit in 12 of the 16 SSE registers
+constexpr std::size_t kChannelsPerTask = 128;  // input channels per parallel task of the sums
+constexpr std::int64_t kChannelsPerPass = 6;   // channels whose 4 sums fit in 12 of the 16 SSE registers
 
 }  // namespace
 
@@ -107,8 +107,16 @@ void InputStatistics::add_full_hessian(const float* x, std::int64_t rows, Thread
     const std::size_t m = std::min(kHessianPanelRows, in - first), n = in - first;
     std::vector<float>& c = scratch[thread];  // [m, n] rows first.. of Xᵀ X, columns first..
     c.assign(m * n, 0.0f);
-    accumulate_product({.a = x + first, .a_row_stride = 1, .a_k_stride = in, .b = x + first, .ldb = in,
-                        .c = c.data(), .ldc = n, .m = m, .n = n, .k = static_cast<std::size_t>(rows)},
+    accumulate_product({.a = x + first,
+                        .a_row_stride = 1,
+                        .a_k_stride = in,
+                        .b = x + first,
+                        .ldb = in,
+                        .c = c.data(),
+                        .ldc = n,
+                        .m = m,
+                        .n = n,
+                        .k = static_cast<std::size_t>(rows)},
                        product_isa());
     for (std::size_t i = 0; i < m; ++i) {  // upper triangle only; hessian() mirrors it
       double* h = hessian_.data() + (first + i) * in + first;

@@ -41,10 +41,10 @@ class InputStatistics {
 
   double mean_abs(std::int64_t c) const { return num_tokens_ ? sum_abs_[c] / double(num_tokens_) : 0.0; }
   // NNCF's data-aware activation sensitivities, each averaged over samples.
-  double hessian_trace() const;           // hessian_input_activation: 2 · mean over samples of mean(x²)
-  double mean_variance() const;           // mean over channels of the per-sample token variance
-  double max_variance() const;            // max over channels of the same
-  double mean_magnitude() const;          // mean over channels of the per-sample max |x|
+  double hessian_trace() const;   // hessian_input_activation: 2 · mean over samples of mean(x²)
+  double mean_variance() const;   // mean over channels of the per-sample token variance
+  double max_variance() const;    // max over channels of the same
+  double mean_magnitude() const;  // mean over channels of the per-sample max |x|
 
   // Each sample's mean input over its tokens, in sample order (NNCF's per-sample statistic).
   const std::vector<float>& sample_means() const { return sample_means_; }  // [num_samples, in]
@@ -77,8 +77,8 @@ class InputStatistics {
   std::vector<double> sample_sum_, sample_sum_sq_, sample_max_abs_;
   std::int64_t sample_tokens_ = 0;
   double hawq_sum_ = 0, mean_var_sum_ = 0, max_var_sum_ = 0, mean_mag_sum_ = 0;
-  std::vector<float> sample_means_;  // [num_samples, in]
-  std::vector<double> hessian_;  // kFull: [in, in], upper triangle
+  std::vector<float> sample_means_;          // [num_samples, in]
+  std::vector<double> hessian_;              // kFull: [in, in], upper triangle
   std::vector<std::vector<float>> scratch_;  // per thread: one panel of a call's Xᵀ X
 };
 

@@ -19,7 +19,8 @@ std::vector<std::uint8_t> byte_priority() {
   std::vector<std::uint8_t> order;
   const auto add_if = [&](auto predicate) {
     for (int b = 0; b < 256; ++b) {
-      if (predicate(b) && std::find(order.begin(), order.end(), b) == order.end()) order.push_back(static_cast<std::uint8_t>(b));
+      if (predicate(b) && std::find(order.begin(), order.end(), b) == order.end())
+        order.push_back(static_cast<std::uint8_t>(b));
     }
   };
   add_if([](int b) { return b >= 'a' && b <= 'z'; });
@@ -58,7 +59,8 @@ void write_byte_level_tokenizer(const std::filesystem::path& dir, const ByteLeve
   // Level by level: every token of the previous level followed by every byte, in priority order.
   std::size_t level_begin = 0, level_end = tokens.size();
   while (static_cast<std::int64_t>(tokens.size()) < first_special) {
-    for (std::size_t left = level_begin; left < level_end && static_cast<std::int64_t>(tokens.size()) < first_special; ++left) {
+    for (std::size_t left = level_begin; left < level_end && static_cast<std::int64_t>(tokens.size()) < first_special;
+         ++left) {
       for (std::size_t b = 0; b < 256 && static_cast<std::int64_t>(tokens.size()) < first_special; ++b) {
         const std::string right = tokens[b];
         merges.push_back(tokens[left] + " " + right);
@@ -71,11 +73,17 @@ void write_byte_level_tokenizer(const std::filesystem::path& dir, const ByteLeve
   }
   Json added = Json::array();
   for (std::int64_t id = first_special; id < spec.vocab_size; ++id) {
-    added.push_back({{"id", id}, {"content", special_name(id, spec, first_special)}, {"single_word", false},
-                     {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"special", true}});
+    added.push_back({{"id", id},
+                     {"content", special_name(id, spec, first_special)},
+                     {"single_word", false},
+                     {"lstrip", false},
+                     {"rstrip", false},
+                     {"normalized", false},
+                     {"special", true}});
   }
   const std::string bos = special_name(spec.bos_token_id, spec, first_special);
-  const Json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
+  const Json byte_level = {
+      {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
   nlohmann::ordered_json tokenizer = {
       {"version", "1.0"},
       {"truncation", nullptr},
@@ -94,9 +102,16 @@ void write_byte_level_tokenizer(const std::filesystem::path& dir, const ByteLeve
         {"special_tokens", {{bos, {{"id", bos}, {"ids", {spec.bos_token_id}}, {"tokens", {bos}}}}}}}},
       {"decoder", byte_level},
       {"model",
-       {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
-        {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false}, {"ignore_merges", false},
-        {"vocab", vocab}, {"merges", merges}}},
+       {{"type", "BPE"},
+        {"dropout", nullptr},
+        {"unk_token", nullptr},
+        {"continuing_subword_prefix", nullptr},
+        {"end_of_word_suffix", nullptr},
+        {"fuse_unk", false},
+        {"byte_fallback", false},
+        {"ignore_merges", false},
+        {"vocab", vocab},
+        {"merges", merges}}},
   };
   write_file_atomic(dir / "tokenizer.json", tokenizer.dump());
   const Json config = {{"bos_token", bos},

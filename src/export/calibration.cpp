@@ -3,9 +3,9 @@
 #include <numeric>
 #include <set>
 
+#include "export/recording_ops.hpp"
 #include "models/model_factory.hpp"
 #include "models/reference_ops.hpp"
-#include "export/recording_ops.hpp"
 #include "util/error.hpp"
 #include "util/file_io.hpp"
 #include "util/sha256.hpp"
@@ -69,7 +69,8 @@ std::map<std::string, std::shared_ptr<InputStatistics>> collect_statistics(
   for (std::int64_t i = 0; i < total; ++i) {
     if (run.cancel && run.cancel->load()) fail("export interrupted during calibration");
     // Each sample is its own sequence from position 0, reusing the same KV blocks.
-    const models::SequenceChunk chunk{data.samples[static_cast<std::size_t>(i)], 0, blocks, run.run_head ? models::LogitsMode::kAll : models::LogitsMode::kNone};
+    const models::SequenceChunk chunk{data.samples[static_cast<std::size_t>(i)], 0, blocks,
+                                      run.run_head ? models::LogitsMode::kAll : models::LogitsMode::kNone};
     recorder->begin_sample();
     model->step({&chunk, 1}, out);
     recorder->end_sample();

@@ -44,13 +44,13 @@ using BackendFactory = std::function<std::unique_ptr<models::Ops>(const std::sha
 using SampleCallback = std::function<void(std::int64_t done, std::int64_t total)>;
 
 struct CalibrationRun {
-  BackendFactory backend;             // default: the reference backend
-  SampleCallback on_sample;           // progress
+  BackendFactory backend;    // default: the reference backend
+  SampleCallback on_sample;  // progress
   // Compute the output head for every token: needed only when the head's input is watched
   // (--all-layers); otherwise it is skipped, saving the largest matrix of the model.
   bool run_head = false;
   const std::atomic<bool>* cancel = nullptr;
-  std::shared_ptr<ThreadPool> pool;   // shares the statistics' and the backend's work between cores (null: one)
+  std::shared_ptr<ThreadPool> pool;  // shares the statistics' and the backend's work between cores (null: one)
 };
 
 // Runs the model over every sample, recording the inputs of `watched` weights. Returns

@@ -111,7 +111,11 @@ ExportRecipe resolve_recipe(const ExportOptions& o, std::int64_t num_parameters)
       fail("--group-size {} applies to int4 and nf4 exports; int8 is per channel (-1)", *o.group_size);
     }
     if (r.is_float() && o.sym) fail("--sym applies to quantised formats, not --weight-format {}", format);
-    if (!o.dataset.empty()) fail("--dataset is used by --awq, --scale-estimation, --gptq or a data-aware --sensitivity-metric; --weight-format {} uses none of them", format);
+    if (!o.dataset.empty())
+      fail(
+          "--dataset is used by --awq, --scale-estimation, --gptq or a data-aware --sensitivity-metric; "
+          "--weight-format {} uses none of them",
+          format);
     if (o.num_samples) fail("--num-samples needs --dataset");
     r.group_size = -1;
     r.backup = BackupPrecision::kNone;
@@ -119,7 +123,8 @@ ExportRecipe resolve_recipe(const ExportOptions& o, std::int64_t num_parameters)
   }
 
   r.group_size = o.group_size.value_or(128);
-  if (r.group_size == 0 || r.group_size < -1) fail("--group-size must be positive or -1 (per channel), got {}", r.group_size);
+  if (r.group_size == 0 || r.group_size < -1)
+    fail("--group-size must be positive or -1 (per channel), got {}", r.group_size);
   r.ratio = o.ratio.value_or(1.0);
   if (!(r.ratio > 0.0 && r.ratio <= 1.0)) fail("--ratio must be in (0, 1], got {}", r.ratio);
   r.all_layers = o.all_layers;
@@ -128,12 +133,13 @@ ExportRecipe resolve_recipe(const ExportOptions& o, std::int64_t num_parameters)
   r.gptq = o.gptq;
   r.backup = o.backup_precision.value_or(BackupPrecision::kInt8Asym);
   r.sensitivity_metric = o.sensitivity_metric.value_or(o.dataset.empty() ? SensitivityMetric::kWeightQuantizationError
-                                                                        : SensitivityMetric::kMaxActivationVariance);
+                                                                         : SensitivityMetric::kMaxActivationVariance);
   if (o.sensitivity_metric && r.ratio >= 1.0) {
     fail("--sensitivity-metric chooses which layers stay in the backup precision; it needs --ratio below 1");
   }
   if (o.dataset.empty()) {
-    if (r.awq) fail("--awq needs --dataset (kiln implements data-aware AWQ: the scales come from calibration activations)");
+    if (r.awq)
+      fail("--awq needs --dataset (kiln implements data-aware AWQ: the scales come from calibration activations)");
     if (r.scale_estimation) fail("--scale-estimation needs --dataset");
     if (r.gptq) fail("--gptq needs --dataset");
     if (r.data_aware_metric()) {
@@ -141,8 +147,9 @@ ExportRecipe resolve_recipe(const ExportOptions& o, std::int64_t num_parameters)
     }
     if (o.num_samples) fail("--num-samples needs --dataset");
   } else if (!r.awq && !r.scale_estimation && !r.gptq && !r.data_aware_metric()) {
-    fail("--dataset is given but nothing uses it: add --awq, --scale-estimation, --gptq, or --ratio below 1 with a "
-         "data-aware --sensitivity-metric");
+    fail(
+        "--dataset is given but nothing uses it: add --awq, --scale-estimation, --gptq, or --ratio below 1 with a "
+        "data-aware --sensitivity-metric");
   }
   if (!o.dataset.empty()) {
     r.num_samples = o.num_samples.value_or(128);

@@ -55,15 +55,15 @@ struct ExportOptions {
   std::optional<SensitivityMetric> sensitivity_metric;
   std::optional<BackupPrecision> backup_precision;
 
-  std::vector<std::string> command_line;  // for the manifest, exactly as typed
-  std::string kiln_version;               // "0.1.0 (git commit)", for model.json and the manifest
-  bool show_progress = true;              // a bar on stderr when it is a terminal
+  std::vector<std::string> command_line;      // for the manifest, exactly as typed
+  std::string kiln_version;                   // "0.1.0 (git commit)", for model.json and the manifest
+  bool show_progress = true;                  // a bar on stderr when it is a terminal
   const std::atomic<bool>* cancel = nullptr;  // set (by a SIGINT handler) to stop cleanly
 };
 
 struct ExportRecipe {
   WeightFormat weight_format = WeightFormat::kFp32;
-  bool weight_format_defaulted = false;  // chosen by the >1B rule, not by the user
+  bool weight_format_defaulted = false;       // chosen by the >1B rule, not by the user
   WeightScheme primary = WeightScheme::kF32;  // the scheme of ratio-defining weights
   std::int64_t group_size = -1;               // -1 = per channel
   double ratio = 1.0;

@@ -29,9 +29,15 @@ namespace fs = std::filesystem;
 constexpr std::uint64_t kStatisticsBudgetBytes = 6ull << 30;
 
 // Files copied next to model.json: everything a tokenizer or generation needs.
-constexpr const char* kCopiedFiles[] = {"tokenizer.json",      "tokenizer_config.json", "special_tokens_map.json",
-                                        "tokenizer.model",     "generation_config.json", "chat_template.jinja",
-                                        "chat_template.json",  "vocab.json",             "merges.txt"};
+constexpr const char* kCopiedFiles[] = {"tokenizer.json",
+                                        "tokenizer_config.json",
+                                        "special_tokens_map.json",
+                                        "tokenizer.model",
+                                        "generation_config.json",
+                                        "chat_template.jinja",
+                                        "chat_template.json",
+                                        "vocab.json",
+                                        "merges.txt"};
 
 std::int64_t peak_rss_bytes() {
   rusage usage{};
@@ -52,8 +58,8 @@ std::map<std::string, StatisticsConfig> statistics_needed(const std::vector<Tens
   return watched;
 }
 
-std::uint64_t statistics_bytes(const std::vector<TensorPlan>& plan, const std::map<std::string, StatisticsConfig>& watched,
-                               std::uint64_t num_samples) {
+std::uint64_t statistics_bytes(const std::vector<TensorPlan>& plan,
+                               const std::map<std::string, StatisticsConfig>& watched, std::uint64_t num_samples) {
   std::uint64_t total = 0;
   for (const TensorPlan& p : plan) {
     auto it = watched.find(p.spec.name);
@@ -84,7 +90,8 @@ class Exporter {
 
  private:
   void check_cancel() const {
-    if (options_.cancel && options_.cancel->load()) fail("export interrupted: {} not written", options_.out_dir.string());
+    if (options_.cancel && options_.cancel->load())
+      fail("export interrupted: {} not written", options_.out_dir.string());
   }
   void calibrate();
   std::map<std::string, double> sensitivity_scores();
@@ -114,7 +121,8 @@ void Exporter::calibrate() {
   const std::uint64_t bytes = statistics_bytes(plan_, watched, calibration_->samples.size());
   if (bytes > kStatisticsBudgetBytes) {
     fail(ErrorKind::kUnsupported, "calibration statistics for this model would need about {} MiB (limit {} MiB){}",
-         bytes >> 20, kStatisticsBudgetBytes >> 20, recipe_.gptq ? ": --gptq keeps each layer's full input Hessian" : "");
+         bytes >> 20, kStatisticsBudgetBytes >> 20,
+         recipe_.gptq ? ": --gptq keeps each layer's full input Hessian" : "");
   }
   CalibrationRun run;
   run.backend = backend_;
@@ -203,12 +211,9 @@ ExportResult Exporter::run() {
 Json Exporter::manifest_body(const ExportResult& result, double seconds) const {
   Json calibration = nullptr;
   if (calibration_) {
-    calibration = {{"dataset", calibration_->dataset},
-                   {"sha256", calibration_->sha256},
-                   {"text_bytes", calibration_->text_bytes},
-                   {"num_samples", calibration_->samples.size()},
-                   {"sample_tokens", recipe_.sample_tokens},
-                   {"tokens", calibration_->num_tokens()}};
+    calibration = {{"dataset", calibration_->dataset},       {"sha256", calibration_->sha256},
+                   {"text_bytes", calibration_->text_bytes}, {"num_samples", calibration_->samples.size()},
+                   {"sample_tokens", recipe_.sample_tokens}, {"tokens", calibration_->num_tokens()}};
   }
   return {{"format_version", ir::kIrFormatVersion},
           {"kiln_version", options_.kiln_version},

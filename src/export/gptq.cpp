@@ -68,7 +68,8 @@ QuantizedMatrix quantize_gptq(std::vector<float> w, std::size_t out, std::size_t
   std::vector<double> h(in * in);  // [in, in]
   double diag_sum = 0;
   for (std::size_t i = 0; i < in; ++i) {
-    for (std::size_t j = 0; j < in; ++j) h[i * in + j] = stats.hessian(static_cast<std::int64_t>(i), static_cast<std::int64_t>(j));
+    for (std::size_t j = 0; j < in; ++j)
+      h[i * in + j] = stats.hessian(static_cast<std::int64_t>(i), static_cast<std::int64_t>(j));
     diag_sum += h[i * in + i];
   }
   // Dead inputs (never non-zero in calibration) get a unit diagonal and zero weights, as the paper.

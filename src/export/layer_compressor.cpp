@@ -43,7 +43,8 @@ void LayerCompressor::apply_awq_pair(const std::map<std::string, const TensorPla
   std::vector<AwqTarget> awq_targets;
   for (const std::string& t : targets) {
     const TensorPlan& p = *by_name.at(t);
-    awq_targets.push_back({f32(t), static_cast<std::size_t>(p.spec.shape[0]), p.scheme, static_cast<std::size_t>(p.group_size)});
+    awq_targets.push_back(
+        {f32(t), static_cast<std::size_t>(p.spec.shape[0]), p.scheme, static_cast<std::size_t>(p.group_size)});
   }
   const std::vector<double> s = search_awq_scales(awq_targets, in, *stats, pool_);
   if (std::all_of(s.begin(), s.end(), [](double v) { return v == 1.0; })) return;
@@ -52,7 +53,8 @@ void LayerCompressor::apply_awq_pair(const std::map<std::string, const TensorPla
   std::vector<float>& producer = f32(prev);
   const std::size_t width = producer.size() / in;  // 1 for a gain, the matrix's in for rows
   for (std::size_t c = 0; c < in; ++c) {
-    for (std::size_t k = 0; k < width; ++k) producer[c * width + k] = static_cast<float>(producer[c * width + k] / s[c]);
+    for (std::size_t k = 0; k < width; ++k)
+      producer[c * width + k] = static_cast<float>(producer[c * width + k] / s[c]);
   }
   const std::string bias = prev.substr(0, prev.size() - std::string("weight").size()) + "bias";
   if (prev.ends_with(".weight") && by_name.contains(bias)) {
@@ -77,11 +79,14 @@ void LayerCompressor::prepare_layer(const std::vector<TensorPlan>& plan, std::in
   const std::string l = fmt::format("model.layers.{}.", layer);
   apply_awq_pair(by_name, l + "input_layernorm.weight",
                  {l + "self_attn.q_proj.weight", l + "self_attn.k_proj.weight", l + "self_attn.v_proj.weight"});
-  apply_awq_pair(by_name, l + "post_attention_layernorm.weight", {l + "mlp.gate_proj.weight", l + "mlp.up_proj.weight"});
+  apply_awq_pair(by_name, l + "post_attention_layernorm.weight",
+                 {l + "mlp.gate_proj.weight", l + "mlp.up_proj.weight"});
   apply_awq_pair(by_name, l + "mlp.up_proj.weight", {l + "mlp.down_proj.weight"});
   // v → o only without GQA: with shared KV heads one v channel feeds several o channels.
-  const TensorPlan* v = by_name.contains(l + "self_attn.v_proj.weight") ? by_name.at(l + "self_attn.v_proj.weight") : nullptr;
-  const TensorPlan* o = by_name.contains(l + "self_attn.o_proj.weight") ? by_name.at(l + "self_attn.o_proj.weight") : nullptr;
+  const TensorPlan* v =
+      by_name.contains(l + "self_attn.v_proj.weight") ? by_name.at(l + "self_attn.v_proj.weight") : nullptr;
+  const TensorPlan* o =
+      by_name.contains(l + "self_attn.o_proj.weight") ? by_name.at(l + "self_attn.o_proj.weight") : nullptr;
   if (v && o && v->spec.shape[0] == o->spec.shape[1]) {
     apply_awq_pair(by_name, l + "self_attn.v_proj.weight", {l + "self_attn.o_proj.weight"});
   }
@@ -102,7 +107,9 @@ std::string LayerCompressor::write(const std::vector<TensorPlan>& plan, std::siz
     const auto in = static_cast<std::size_t>(p.spec.shape[1]);
     const auto gs = static_cast<std::size_t>(p.group_size);
     if (recipe_.gptq) {
-      write_quantized(writer_, p, quantize_gptq(std::move(w), out, in, p.scheme, gs, *stats, recipe_.scale_estimation, p.spec.name));
+      write_quantized(
+          writer_, p,
+          quantize_gptq(std::move(w), out, in, p.scheme, gs, *stats, recipe_.scale_estimation, p.spec.name));
       method = awq + (recipe_.scale_estimation ? "gptq+scale_estimation" : "gptq");
     } else {
       write_quantized(writer_, p, quantize_with_scale_estimation(w, out, in, p.scheme, gs, *stats, p.spec.name, pool_));

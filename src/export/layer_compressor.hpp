@@ -40,7 +40,7 @@ class LayerCompressor {
   ir::IrWriter& writer_;
   ThreadPool* pool_;  // AWQ's search (may be null)
   std::int64_t prepared_layer_ = -1;
-  std::map<std::string, std::vector<float>> f32_;  // this layer's tensors changed by AWQ, [out, in]
+  std::map<std::string, std::vector<float>> f32_;   // this layer's tensors changed by AWQ, [out, in]
   std::map<std::string, std::string> awq_applied_;  // tensor → "awq" when scaled
 };
 

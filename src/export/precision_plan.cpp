@@ -83,7 +83,8 @@ std::vector<TensorPlan> plan_tensors(const ir::ModelConfig& config, const ir::Te
   }
   if (recipe.ratio < 1.0) {
     for (TensorPlan* p : candidates) {
-      if (!scores.contains(p->spec.name)) fail(ErrorKind::kInternal, "plan: no sensitivity score for '{}'", p->spec.name);
+      if (!scores.contains(p->spec.name))
+        fail(ErrorKind::kInternal, "plan: no sensitivity score for '{}'", p->spec.name);
     }
     // Least sensitive first (stable, so ties keep model order), as NNCF's MixedPrecisionCriterion.
     std::stable_sort(candidates.begin(), candidates.end(), [&](const TensorPlan* a, const TensorPlan* b) {

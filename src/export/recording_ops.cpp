@@ -1,6 +1,5 @@
 #include "export/recording_ops.hpp"
 
-
 namespace kiln::exporter {
 namespace {
 
@@ -35,7 +34,9 @@ void RecordingOps::end_sample() {
   open_.clear();
 }
 
-std::map<std::string, std::shared_ptr<InputStatistics>> RecordingOps::take_statistics() { return std::move(by_weight_); }
+std::map<std::string, std::shared_ptr<InputStatistics>> RecordingOps::take_statistics() {
+  return std::move(by_weight_);
+}
 
 std::unique_ptr<models::Weight> RecordingOps::load_weight(const ir::TensorView& tensor, models::WeightUse use) {
   const std::int64_t in = tensor.shape.empty() ? 0 : tensor.shape.back();

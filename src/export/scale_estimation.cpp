@@ -127,7 +127,8 @@ void dot_rows(const float* a, std::size_t a_stride, const float* b, std::size_t 
     double sum[kDotRows] = {};
     for (std::size_t i = 0; i < n; ++i) {
 #pragma GCC unroll 4
-      for (std::size_t j = 0; j < kDotRows; ++j) sum[j] += static_cast<double>(a[(r + j) * a_stride + i]) * b[(r + j) * n + i];
+      for (std::size_t j = 0; j < kDotRows; ++j)
+        sum[j] += static_cast<double>(a[(r + j) * a_stride + i]) * b[(r + j) * n + i];
     }
     for (std::size_t j = 0; j < kDotRows; ++j) out[r + j] = sum[j];
   }
@@ -148,9 +149,9 @@ void search_rows(WeightScheme scheme, const float* w, std::size_t ld, std::size_
                  std::span<QuantParams> params) {
   const Isa isa = product_isa();
   std::vector<float> hw(m * n, 0.0f);  // [m, n] w·H per row
-  accumulate_product({.a = w, .a_row_stride = ld, .a_k_stride = 1, .b = h, .ldb = n, .c = hw.data(), .ldc = n,
-                      .m = m, .n = n, .k = n},
-                     isa);
+  accumulate_product(
+      {.a = w, .a_row_stride = ld, .a_k_stride = 1, .b = h, .ldb = n, .c = hw.data(), .ldc = n, .m = m, .n = n, .k = n},
+      isa);
   std::vector<double> whw(m), lhw(m), lhl(m);
   dot_rows(w, ld, hw.data(), n, m, whw.data());
   std::vector<RowSearch> rows;
@@ -174,8 +175,16 @@ void search_rows(WeightScheme scheme, const float* w, std::size_t ld, std::size_
     if (!any) break;
     dot_rows(levels.data(), n, hw.data(), n, m, lhw.data());
     std::fill(lh.begin(), lh.end(), 0.0f);
-    accumulate_product({.a = levels.data(), .a_row_stride = n, .a_k_stride = 1, .b = h, .ldb = n, .c = lh.data(),
-                        .ldc = n, .m = m, .n = n, .k = n},
+    accumulate_product({.a = levels.data(),
+                        .a_row_stride = n,
+                        .a_k_stride = 1,
+                        .b = h,
+                        .ldb = n,
+                        .c = lh.data(),
+                        .ldc = n,
+                        .m = m,
+                        .n = n,
+                        .k = n},
                        isa);
     dot_rows(levels.data(), n, lh.data(), n, m, lhl.data());
     for (std::size_t r = 0; r < m; ++r) {
@@ -193,14 +202,16 @@ void search_rows(WeightScheme scheme, const float* w, std::size_t ld, std::size_
 }  // namespace
 
 std::vector<float> hessian_block_f32(const InputStatistics& stats, std::size_t first, std::size_t size) {
-  const std::vector<double> block = stats.hessian_block(static_cast<std::int64_t>(first), static_cast<std::int64_t>(size));
+  const std::vector<double> block =
+      stats.hessian_block(static_cast<std::int64_t>(first), static_cast<std::int64_t>(size));
   return {block.begin(), block.end()};
 }
 
 std::vector<float> sample_mean_gram(const InputStatistics& stats, std::size_t first, std::size_t size) {
   const auto in = static_cast<std::size_t>(stats.in());
   const auto samples = static_cast<std::size_t>(stats.num_samples());
-  if (samples == 0 || first >= in) fail(ErrorKind::kInternal, "scale estimation: no per-sample means from column {}", first);
+  if (samples == 0 || first >= in)
+    fail(ErrorKind::kInternal, "scale estimation: no per-sample means from column {}", first);
   const std::size_t n = std::min(size, in - first);
   const std::vector<std::size_t> subset = stats.sample_subset(kMeanSubset);
   std::vector<double> gram(n * n, 0.0);  // [n, n]
@@ -231,7 +242,8 @@ QuantizedMatrix quantize_with_scale_estimation(std::span<const float> w, std::si
   QuantizedMatrix m(scheme, out, in, group_size);
   const std::size_t groups = (in + group_size - 1) / group_size;
   std::vector<std::vector<float>> grams(groups);  // [groups][n, n]
-  run_tasks(pool, groups, [&](std::size_t g, std::size_t) { grams[g] = sample_mean_gram(stats, g * group_size, group_size); });
+  run_tasks(pool, groups,
+            [&](std::size_t g, std::size_t) { grams[g] = sample_mean_gram(stats, g * group_size, group_size); });
   // Every (group, panel of rows) is a task of one pool call: rows are independent, and a row's
   // result does not depend on its panel or thread, so the bytes are the same for any pool.
   std::vector<QuantParams> params(groups * out);  // [groups, out]: round to nearest's, then the best found

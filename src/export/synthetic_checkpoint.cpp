@@ -23,30 +23,58 @@ constexpr float kInitStd = 0.02f;  // Llama's initializer_range
 constexpr std::size_t kChunkElements = 1u << 20;
 
 Json llama3_rope(double factor) {
-  return {{"rope_type", "llama3"}, {"factor", factor}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+  return {{"rope_type", "llama3"},
+          {"factor", factor},
+          {"low_freq_factor", 1.0},
+          {"high_freq_factor", 4.0},
           {"original_max_position_embeddings", 8192}};
 }
 
 Json llama3_config(std::int64_t hidden, std::int64_t layers, std::int64_t heads, std::int64_t kv_heads,
                    std::int64_t intermediate, bool tied, double rope_factor) {
-  return {{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"}, {"hidden_size", hidden},
-          {"num_hidden_layers", layers}, {"num_attention_heads", heads}, {"num_key_value_heads", kv_heads},
-          {"head_dim", hidden / heads}, {"intermediate_size", intermediate}, {"vocab_size", 128256},
-          {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-5}, {"rope_theta", 500000.0},
-          {"rope_scaling", llama3_rope(rope_factor)}, {"tie_word_embeddings", tied}, {"attention_bias", false},
-          {"mlp_bias", false}, {"hidden_act", "silu"}, {"bos_token_id", 128000}, {"eos_token_id", 128001},
+  return {{"architectures", {"LlamaForCausalLM"}},
+          {"model_type", "llama"},
+          {"hidden_size", hidden},
+          {"num_hidden_layers", layers},
+          {"num_attention_heads", heads},
+          {"num_key_value_heads", kv_heads},
+          {"head_dim", hidden / heads},
+          {"intermediate_size", intermediate},
+          {"vocab_size", 128256},
+          {"max_position_embeddings", 131072},
+          {"rms_norm_eps", 1e-5},
+          {"rope_theta", 500000.0},
+          {"rope_scaling", llama3_rope(rope_factor)},
+          {"tie_word_embeddings", tied},
+          {"attention_bias", false},
+          {"mlp_bias", false},
+          {"hidden_act", "silu"},
+          {"bos_token_id", 128000},
+          {"eos_token_id", 128001},
           {"torch_dtype", "bfloat16"}};
 }
 
 // Qwen2.5 / Qwen3 shapes (the published config.json's fields kiln reads; tied embeddings).
 Json qwen_config(const char* architecture, std::int64_t hidden, std::int64_t layers, std::int64_t heads,
                  std::int64_t kv_heads, std::int64_t head_dim, std::int64_t intermediate, std::int64_t context) {
-  return {{"architectures", {architecture}}, {"hidden_size", hidden}, {"num_hidden_layers", layers},
-          {"num_attention_heads", heads}, {"num_key_value_heads", kv_heads}, {"head_dim", head_dim},
-          {"intermediate_size", intermediate}, {"vocab_size", 151936}, {"max_position_embeddings", context},
-          {"rms_norm_eps", 1e-6}, {"rope_theta", 1000000.0}, {"tie_word_embeddings", true},
-          {"use_sliding_window", false}, {"attention_bias", false}, {"hidden_act", "silu"},
-          {"bos_token_id", 151643}, {"eos_token_id", 151645}, {"torch_dtype", "bfloat16"}};
+  return {{"architectures", {architecture}},
+          {"hidden_size", hidden},
+          {"num_hidden_layers", layers},
+          {"num_attention_heads", heads},
+          {"num_key_value_heads", kv_heads},
+          {"head_dim", head_dim},
+          {"intermediate_size", intermediate},
+          {"vocab_size", 151936},
+          {"max_position_embeddings", context},
+          {"rms_norm_eps", 1e-6},
+          {"rope_theta", 1000000.0},
+          {"tie_word_embeddings", true},
+          {"use_sliding_window", false},
+          {"attention_bias", false},
+          {"hidden_act", "silu"},
+          {"bos_token_id", 151643},
+          {"eos_token_id", 151645},
+          {"torch_dtype", "bfloat16"}};
 }
 
 std::uint64_t splitmix64(std::uint64_t x) {
@@ -104,7 +132,9 @@ void write_tokenizer(const SynthOptions& o, const ir::ModelConfig& c, const fs::
         any = true;
       }
     }
-    if (!any) fail(ErrorKind::kNotFound, "--tokenizer {}: no tokenizer.json or tokenizer.model there", o.tokenizer_dir->string());
+    if (!any)
+      fail(ErrorKind::kNotFound, "--tokenizer {}: no tokenizer.json or tokenizer.model there",
+           o.tokenizer_dir->string());
     return;
   }
   ByteLevelTokenizerSpec spec;
@@ -133,8 +163,9 @@ SynthResult synthesize_checkpoint(const SynthOptions& o) {
   } else if (fs::is_regular_file(o.like)) {
     config_json = read_json_file(o.like);
   } else {
-    fail("--like '{}' is neither a preset (llama-3.2-1b, llama-3.1-8b, qwen2.5-0.5b, qwen3-0.6b) nor a config.json file",
-         o.like);
+    fail(
+        "--like '{}' is neither a preset (llama-3.2-1b, llama-3.1-8b, qwen2.5-0.5b, qwen3-0.6b) nor a config.json file",
+        o.like);
   }
   const ir::ModelConfig config = ir::parse_model_config(config_json, o.like);
   const ir::DType dtype = checkpoint_dtype(config);
@@ -167,8 +198,9 @@ SynthResult synthesize_checkpoint(const SynthOptions& o) {
   Json weight_map = Json::object();
   std::vector<std::uint8_t> buffer;
   for (std::size_t s = 0; s < shards.size(); ++s) {
-    const std::string file = shards.size() == 1 ? "model.safetensors"
-                                                : fmt::format("model-{:05d}-of-{:05d}.safetensors", s + 1, shards.size());
+    const std::string file = shards.size() == 1
+                                 ? "model.safetensors"
+                                 : fmt::format("model-{:05d}-of-{:05d}.safetensors", s + 1, shards.size());
     std::vector<ir::SafetensorsTensorInfo> infos;
     for (std::size_t i : shards[s]) {
       infos.push_back({specs[i].name, dtype, specs[i].shape});
@@ -178,7 +210,8 @@ SynthResult synthesize_checkpoint(const SynthOptions& o) {
     for (std::size_t i : shards[s]) {
       for (std::uint64_t first = 0; first < tensor_elements[i]; first += kChunkElements) {
         if (o.cancel && o.cancel->load()) fail("synth interrupted: {} not written", o.out_dir.string());
-        const auto count = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkElements, tensor_elements[i] - first));
+        const auto count =
+            static_cast<std::size_t>(std::min<std::uint64_t>(kChunkElements, tensor_elements[i] - first));
         encode_values(specs[i], o.seed, first, count, dtype, buffer);
         writer.write(buffer);
         done_bytes += buffer.size();

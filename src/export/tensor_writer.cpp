@@ -38,11 +38,14 @@ ir::IrTensorEntry entry_for(const TensorPlan& plan) {
 void write_companions(ir::IrWriter& writer, const TensorPlan& plan, const std::vector<std::uint16_t>& scales,
                       const std::vector<std::uint8_t>& zero_points) {
   const std::int64_t out = plan.spec.shape[0];
-  const auto groups = static_cast<std::int64_t>(num_groups(static_cast<std::size_t>(plan.spec.shape[1]),
-                                                            static_cast<std::size_t>(plan.group_size)));
-  writer.add_tensor(ir::IrTensorEntry::plain(ir::scale_tensor_name(plan.spec.name), ir::StorageType::kF16, {out, groups}), as_bytes(scales));
+  const auto groups = static_cast<std::int64_t>(
+      num_groups(static_cast<std::size_t>(plan.spec.shape[1]), static_cast<std::size_t>(plan.group_size)));
+  writer.add_tensor(
+      ir::IrTensorEntry::plain(ir::scale_tensor_name(plan.spec.name), ir::StorageType::kF16, {out, groups}),
+      as_bytes(scales));
   if (has_zero_points(plan.scheme)) {
-    writer.add_tensor(ir::IrTensorEntry::plain(ir::zero_point_tensor_name(plan.spec.name), ir::zero_point_storage(plan.scheme), {out, groups}),
+    writer.add_tensor(ir::IrTensorEntry::plain(ir::zero_point_tensor_name(plan.spec.name),
+                                               ir::zero_point_storage(plan.scheme), {out, groups}),
                       zero_points);
   }
 }

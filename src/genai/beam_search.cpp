@@ -74,12 +74,15 @@ std::vector<BeamSearch::Continuation> BeamSearch::step(std::span<Beam> beams) {
     for (float& l : logits) l = static_cast<float>(l - norm);  // log-softmax, then the processors (HF's order)
     apply_logits_processors(logits, {beams[b].tokens, num_prompt_}, config_);
     row.clear();
-    for (std::size_t t = 0; t < logits.size(); ++t) row.push_back({beams[b].score + logits[t], b, static_cast<std::int32_t>(t)});
-    const auto top = static_cast<std::ptrdiff_t>(std::min<std::size_t>(static_cast<std::size_t>(num_kept_), row.size()));
+    for (std::size_t t = 0; t < logits.size(); ++t)
+      row.push_back({beams[b].score + logits[t], b, static_cast<std::int32_t>(t)});
+    const auto top =
+        static_cast<std::ptrdiff_t>(std::min<std::size_t>(static_cast<std::size_t>(num_kept_), row.size()));
     std::partial_sort(row.begin(), row.begin() + top, row.end(), ranks_before);
     scored.insert(scored.end(), row.begin(), row.begin() + top);
   }
-  const auto kept = static_cast<std::ptrdiff_t>(std::min<std::size_t>(static_cast<std::size_t>(num_kept_), scored.size()));
+  const auto kept =
+      static_cast<std::ptrdiff_t>(std::min<std::size_t>(static_cast<std::size_t>(num_kept_), scored.size()));
   std::partial_sort(scored.begin(), scored.begin() + kept, scored.end(), ranks_before);
 
   const bool full = static_cast<std::int64_t>(finished_.size()) == num_beams_;
@@ -108,8 +111,8 @@ std::vector<BeamSearch::Continuation> BeamSearch::step(std::span<Beam> beams) {
     }
   }
   if (!running.empty()) update_early_stop(running.front().score, generated_length);
-  const bool finished_early = config_.early_stopping == StopCriteria::EARLY &&
-                              static_cast<std::int64_t>(finished_.size()) == num_beams_;
+  const bool finished_early =
+      config_.early_stopping == StopCriteria::EARLY && static_cast<std::int64_t>(finished_.size()) == num_beams_;
   done_ = all_ended || !improvement_possible_ || finished_early;
   if (done_) running.clear();
   return running;

@@ -66,7 +66,7 @@ class BeamSearch {
   std::int64_t max_new_tokens_;
   std::function<bool(std::span<const std::int32_t>)> ends_with_stop_string_;
   std::int64_t num_beams_;
-  std::int64_t num_kept_;  // K
+  std::int64_t num_kept_;                 // K
   std::vector<BeamHypothesis> finished_;  // best first, at most num_beams
   bool improvement_possible_ = true;      // HF's is_early_stop_heuristic_unsatisfied
   bool done_ = false;

@@ -9,8 +9,8 @@ namespace {
 
 // Rejection at a sampled step: the replacement token from norm(max(0, p - q)), or from p when
 // p ≤ q everywhere (only possible through rounding, since both sum to 1).
-std::int32_t draw_residual(Sampler& sampler, std::span<const float> p, std::span<const float> q,
-                           std::int32_t rejected, std::vector<float>& residual) {
+std::int32_t draw_residual(Sampler& sampler, std::span<const float> p, std::span<const float> q, std::int32_t rejected,
+                           std::vector<float>& residual) {
   residual.assign(p.begin(), p.end());
   if (q.empty()) {
     residual[static_cast<std::size_t>(rejected)] = 0.0f;  // one-hot q
@@ -42,8 +42,9 @@ VerifiedTokens verify_candidates(Sampler& sampler, const CandidateBatch& batch, 
     } else {
       sampler.distribution(row, history, p);
       const std::int32_t candidate = batch.tokens[committed + static_cast<std::size_t>(i)];
-      const std::span<const float> q =
-          batch.draft_probs.empty() ? std::span<const float>() : batch.draft_probs.subspan(static_cast<std::size_t>(i) * vocab, vocab);
+      const std::span<const float> q = batch.draft_probs.empty()
+                                           ? std::span<const float>()
+                                           : batch.draft_probs.subspan(static_cast<std::size_t>(i) * vocab, vocab);
       const double q_x = q.empty() ? 1.0 : q[static_cast<std::size_t>(candidate)];
       const double p_x = p[static_cast<std::size_t>(candidate)];
       // Accept with probability min(1, p/q): u < p/q, written without dividing by q.

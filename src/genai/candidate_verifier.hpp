@@ -19,9 +19,9 @@
 namespace kiln::genai {
 
 struct CandidateBatch {
-  std::span<float> logits;                 // [num_candidates + 1, vocab], processed in place
+  std::span<float> logits;  // [num_candidates + 1, vocab], processed in place
   std::int64_t vocab_size = 0;
-  std::span<const std::int32_t> tokens;    // committed tokens, then the candidates
+  std::span<const std::int32_t> tokens;  // committed tokens, then the candidates
   std::int64_t num_prompt = 0;
   std::int64_t num_candidates = 0;
   // [num_candidates, vocab] the draft's distribution at each candidate; empty when the

@@ -58,16 +58,18 @@ double DraftProposer::cost_ratio(const ir::ModelConfig& main) const {
 std::int64_t DraftProposer::catch_up(std::span<const CatchUp> work) {
   batch_.clear();
   std::vector<DraftState*> states;
-  const std::int64_t draft_context = std::min(model_.config().max_position_embeddings, model_.kv_cache_layout().num_tokens());
+  const std::int64_t draft_context =
+      std::min(model_.config().max_position_embeddings, model_.kv_cache_layout().num_tokens());
   for (const CatchUp& w : work) {
     DraftState& d = *w.sequence->draft;
     const auto length = static_cast<std::int64_t>(w.sequence->tokens.size());
     // The last committed token stays for the proposal (its logits give the first candidate).
     const std::int64_t end = std::min({d.num_computed + w.num_tokens, length - 1, draft_context});
     if (end <= d.num_computed || !d.blocks.reserve(end)) continue;
-    batch_.push_back({std::span(w.sequence->tokens).subspan(static_cast<std::size_t>(d.num_computed),
-                                                            static_cast<std::size_t>(end - d.num_computed)),
-                      d.num_computed, d.blocks.blocks(), models::LogitsMode::kNone});
+    batch_.push_back(
+        {std::span(w.sequence->tokens)
+             .subspan(static_cast<std::size_t>(d.num_computed), static_cast<std::size_t>(end - d.num_computed)),
+         d.num_computed, d.blocks.blocks(), models::LogitsMode::kNone});
     states.push_back(&d);
   }
   if (batch_.empty()) return 0;
@@ -84,7 +86,8 @@ std::int64_t DraftProposer::catch_up(std::span<const CatchUp> work) {
 void DraftProposer::propose(std::span<Slot> slots) {
   std::vector<bool> active(slots.size());
   for (std::size_t i = 0; i < slots.size(); ++i) active[i] = slots[i].max_candidates > 0;
-  const std::int64_t draft_context = std::min(model_.config().max_position_embeddings, model_.kv_cache_layout().num_tokens());
+  const std::int64_t draft_context =
+      std::min(model_.config().max_position_embeddings, model_.kv_cache_layout().num_tokens());
   while (true) {
     batch_.clear();
     batch_slots_.clear();
@@ -137,9 +140,11 @@ bool DraftProposer::take_candidate(Slot& slot, std::span<float> row) {
     const auto vocab = static_cast<std::size_t>(main_vocab_size_);
     const std::size_t offset = s.candidate_probs.size();
     s.candidate_probs.resize(offset + vocab, 0.0f);
-    std::copy_n(q_.begin(), std::min(vocab, q_.size()), s.candidate_probs.begin() + static_cast<std::ptrdiff_t>(offset));
+    std::copy_n(q_.begin(), std::min(vocab, q_.size()),
+                s.candidate_probs.begin() + static_cast<std::ptrdiff_t>(offset));
   }
-  const bool ends = (!r.config.ignore_eos && r.config.eos_token_ids.contains(token)) || r.config.stop_token_ids.contains(token);
+  const bool ends =
+      (!r.config.ignore_eos && r.config.eos_token_ids.contains(token)) || r.config.stop_token_ids.contains(token);
   return !ends && s.num_candidates < slot.max_candidates;
 }
 

@@ -39,7 +39,8 @@ class DraftProposer {
   std::unique_ptr<DraftState> make_state(const GenerationConfig& config);
   // A state over `cached` (blocks of this proposer's pool, a chat's previous turns), keeping the
   // first `num_valid` tokens' keys and values.
-  std::unique_ptr<DraftState> resume_state(const GenerationConfig& config, kv::BlockTable cached, std::int64_t num_valid);
+  std::unique_ptr<DraftState> resume_state(const GenerationConfig& config, kv::BlockTable cached,
+                                           std::int64_t num_valid);
 
   struct Slot {
     Sequence* sequence = nullptr;

@@ -55,30 +55,36 @@ void Engine::validate_request(const std::vector<std::int32_t>& prompt, const Gen
   for (std::int32_t id : config.stop_token_ids) {
     if (id >= vocab) fail("GenerationConfig: stop_token_ids contains {}, outside the vocabulary [0, {})", id, vocab);
   }
-  const bool wants_draft = !config.is_prompt_lookup() &&
-                           (config.num_assistant_tokens > 0 || config.assistant_confidence_threshold > 0);
+  const bool wants_draft =
+      !config.is_prompt_lookup() && (config.num_assistant_tokens > 0 || config.assistant_confidence_threshold > 0);
   if (wants_draft && !drafter_) {
-    fail("GenerationConfig: num_assistant_tokens / assistant_confidence_threshold need a draft model "
-         "(LLMPipeline with draft_model(...), kiln run --draft DIR), or max_ngram_size for prompt lookup");
+    fail(
+        "GenerationConfig: num_assistant_tokens / assistant_confidence_threshold need a draft model "
+        "(LLMPipeline with draft_model(...), kiln run --draft DIR), or max_ngram_size for prompt lookup");
   }
   if (!config.stop_strings.empty() && tokenizer_ == nullptr) {
     fail(ErrorKind::kInternal, "GenerationConfig: stop_strings need the engine to have a tokenizer");
   }
-  if (options.on_text && tokenizer_ == nullptr) fail(ErrorKind::kInternal, "text streaming needs the engine to have a tokenizer");
+  if (options.on_text && tokenizer_ == nullptr)
+    fail(ErrorKind::kInternal, "text streaming needs the engine to have a tokenizer");
   const bool several = config.num_beams > 1 || config.num_return_sequences > 1;
   if (several && (options.on_token || options.on_text)) {
-    fail("streaming needs a single sequence: num_beams is {} and num_return_sequences is {} (stream with 1 and 1, "
-         "or read the results when generation ends)", config.num_beams, config.num_return_sequences);
+    fail(
+        "streaming needs a single sequence: num_beams is {} and num_return_sequences is {} (stream with 1 and 1, "
+        "or read the results when generation ends)",
+        config.num_beams, config.num_return_sequences);
   }
 }
 
-RequestId Engine::add_request(std::vector<std::int32_t> prompt, const GenerationConfig& config, TokenCallback on_token) {
+RequestId Engine::add_request(std::vector<std::int32_t> prompt, const GenerationConfig& config,
+                              TokenCallback on_token) {
   RequestOptions options;
   options.on_token = std::move(on_token);
   return add_request(std::move(prompt), config, std::move(options));
 }
 
-RequestId Engine::add_request(std::vector<std::int32_t> prompt, const GenerationConfig& config, RequestOptions options) {
+RequestId Engine::add_request(std::vector<std::int32_t> prompt, const GenerationConfig& config,
+                              RequestOptions options) {
   validate_request(prompt, config, options);
   auto r = std::make_unique<RequestState>(config);
   r->num_prompt = static_cast<std::int64_t>(prompt.size());
@@ -87,18 +93,20 @@ RequestId Engine::add_request(std::vector<std::int32_t> prompt, const Generation
   r->on_text = std::move(options.on_text);
   r->keep_kv = options.keep_kv;
   r->timings.queued_ms = clock_.elapsed_ms();
-  r->speculative = config.is_prompt_lookup() || (drafter_ && (config.num_assistant_tokens > 0 ||
-                                                               config.assistant_confidence_threshold > 0));
+  r->speculative = config.is_prompt_lookup() ||
+                   (drafter_ && (config.num_assistant_tokens > 0 || config.assistant_confidence_threshold > 0));
   if (r->speculative) {
     const double draft_cost = config.is_prompt_lookup() ? 0.0 : drafter_->cost_ratio(model_.config());
-    r->controller = std::make_unique<SpeculationController>(candidates_per_step(config), adaptive_speculation_, draft_cost);
+    r->controller =
+        std::make_unique<SpeculationController>(candidates_per_step(config), adaptive_speculation_, draft_cost);
   }
   if (config.is_beam_search()) {
     std::function<bool(std::span<const std::int32_t>)> stop_check;
     if (!config.stop_strings.empty()) {
       stop_check = [tokenizer = tokenizer_, stops = config.stop_strings](std::span<const std::int32_t> generated) {
         const std::string text = tokenizer->decode(generated, true);
-        return std::any_of(stops.begin(), stops.end(), [&](const std::string& s) { return text.find(s) != std::string::npos; });
+        return std::any_of(stops.begin(), stops.end(),
+                           [&](const std::string& s) { return text.find(s) != std::string::npos; });
       };
     }
     r->beam_search = std::make_unique<BeamSearch>(config, r->num_prompt, r->max_new_tokens, std::move(stop_check));
@@ -120,7 +128,8 @@ void Engine::start_sequence(RequestState& r, std::vector<std::int32_t> prompt, s
     // Keep the cached keys and values up to the first token that differs, and at least the last
     // prompt token to compute (its logits start generation).
     const auto common = std::mismatch(prefix->tokens.begin(), prefix->tokens.end(), prompt.begin(), prompt.end());
-    reused = std::min<std::int64_t>(common.first - prefix->tokens.begin(), static_cast<std::int64_t>(prompt.size()) - 1);
+    reused =
+        std::min<std::int64_t>(common.first - prefix->tokens.begin(), static_cast<std::int64_t>(prompt.size()) - 1);
     prefix->blocks.truncate(reused);
   }
   auto s = std::make_unique<Sequence>(prefix ? std::move(prefix->blocks) : kv::BlockTable(pool_, block_size));
@@ -172,7 +181,9 @@ CachedPrefix Engine::take_kv(RequestId id) {
   const auto computed = static_cast<std::size_t>(std::min<std::int64_t>(s.num_computed, s.tokens.size()));
   s.blocks.truncate(static_cast<std::int64_t>(computed));
   CachedPrefix cache{.tokens = {s.tokens.begin(), s.tokens.begin() + static_cast<std::ptrdiff_t>(computed)},
-                     .blocks = std::move(s.blocks), .draft_blocks = std::nullopt, .num_draft_tokens = 0};
+                     .blocks = std::move(s.blocks),
+                     .draft_blocks = std::nullopt,
+                     .num_draft_tokens = 0};
   if (s.draft) {
     // A stop inside an accepted run can leave the draft ahead of the kept tokens.
     cache.num_draft_tokens = std::min<std::int64_t>(s.draft->num_computed, static_cast<std::int64_t>(computed));
@@ -250,7 +261,8 @@ void Engine::propose_candidates() {
       const std::int64_t after = catch_ups[i].sequence->draft->num_computed;
       const std::int64_t n = after - before[i];
       catch_up_requests[i]->controller->record_catch_up(n, ms * double(n) / double(computed));
-      catch_up_requests[i]->speculation.num_draft_prefilled += draft_prompt_tokens(*catch_up_requests[i], before[i], after);
+      catch_up_requests[i]->speculation.num_draft_prefilled +=
+          draft_prompt_tokens(*catch_up_requests[i], before[i], after);
     }
   }
   draft_ms_ = 0;
@@ -275,7 +287,8 @@ void drop_candidates(Sequence& s, std::int64_t keep) {
   const std::int64_t committed = s.num_committed();
   s.tokens.resize(static_cast<std::size_t>(committed + keep));
   if (!s.candidate_probs.empty()) {
-    s.candidate_probs.resize(s.candidate_probs.size() / static_cast<std::size_t>(s.num_candidates) * static_cast<std::size_t>(keep));
+    s.candidate_probs.resize(s.candidate_probs.size() / static_cast<std::size_t>(s.num_candidates) *
+                             static_cast<std::size_t>(keep));
   }
   s.num_candidates = keep;
   if (s.draft) DraftProposer::rollback(*s.draft, committed + keep);
@@ -303,8 +316,9 @@ void Engine::execute(const sched::ScheduleOutput& plan) {
       take = std::min(take, committed - s.num_computed);
       if (s.num_computed + take == committed) mode = models::LogitsMode::kLast;
     }
-    batch_.push_back({std::span(s.tokens).subspan(static_cast<std::size_t>(s.num_computed), static_cast<std::size_t>(take)),
-                      s.num_computed, s.blocks.blocks(), mode});
+    batch_.push_back(
+        {std::span(s.tokens).subspan(static_cast<std::size_t>(s.num_computed), static_cast<std::size_t>(take)),
+         s.num_computed, s.blocks.blocks(), mode});
     batch_tokens_.push_back(take);
   }
   const double start = clock_.elapsed_ms();
@@ -363,7 +377,8 @@ void Engine::step() {
 sched::ScheduleOutput Engine::schedule() {
   schedulable_.clear();
   for (const ScheduledSequence& q : scheduled_) {
-    schedulable_.push_back({static_cast<std::int64_t>(q.sequence->tokens.size()), q.sequence->num_computed, &q.sequence->blocks});
+    schedulable_.push_back(
+        {static_cast<std::int64_t>(q.sequence->tokens.size()), q.sequence->num_computed, &q.sequence->blocks});
   }
   sched::ScheduleOutput plan = scheduler_.schedule(schedulable_);
   for (std::size_t i : plan.preempted) scheduled_[i].sequence->num_computed = 0;

@@ -121,9 +121,9 @@ class Engine {
   double draft_ms_ = 0;  // the last step's proposals
   // Per-step scratch, reused.
   std::vector<RequestState*> running_requests_;
-  std::vector<ScheduledSequence> running_;    // every running sequence
-  std::vector<ScheduledSequence> scheduled_;  // those with work to do this step
-  std::vector<ScheduledSequence> waiting_;    // those with logits pending (beams)
+  std::vector<ScheduledSequence> running_;               // every running sequence
+  std::vector<ScheduledSequence> scheduled_;             // those with work to do this step
+  std::vector<ScheduledSequence> waiting_;               // those with logits pending (beams)
   std::vector<sched::SchedulableSequence> schedulable_;  // scheduled_, as the scheduler sees them
   std::vector<models::SequenceChunk> batch_;
   std::vector<std::int64_t> batch_tokens_;  // [chunks] tokens each chunk computes

@@ -67,7 +67,8 @@ void Engine::finish_beams(RequestState& r) {
     s->score = h.score;
     s->logprobs = std::move(h.logprobs);
     const std::int32_t last = h.generated.empty() ? -1 : h.generated.back();
-    const bool stopped = (!r.config.ignore_eos && r.config.eos_token_ids.contains(last)) || r.config.stop_token_ids.contains(last);
+    const bool stopped =
+        (!r.config.ignore_eos && r.config.eos_token_ids.contains(last)) || r.config.stop_token_ids.contains(last);
     s->finish_reason = r.beam_search->done() ? (stopped ? FinishReason::kStop : FinishReason::kLength) : cut_short;
     if ((s->text = make_text_stream(r.config))) {
       // The text: every generated token but a final stop token, cut at a stop string.

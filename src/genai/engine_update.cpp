@@ -39,7 +39,8 @@ void Engine::update_request(RequestState& r) {
     Sequence& s = *r.sequences[i];
     if (s.running() && s.logit_rows > 0) update_sequence(r, s);
   }
-  const bool all_done = std::none_of(r.sequences.begin(), r.sequences.end(), [](const auto& s) { return s->running(); });
+  const bool all_done =
+      std::none_of(r.sequences.begin(), r.sequences.end(), [](const auto& s) { return s->running(); });
   if (all_done) finish_request(r);
 }
 
@@ -62,8 +63,7 @@ void Engine::update_sequence(RequestState& r, Sequence& s) {
   const std::int64_t committed = s.num_committed();
   const std::int64_t proposed = s.num_candidates;
   const VerifiedTokens verified = verify_candidates(
-      r.sampler,
-      {s.logits, model_.config().vocab_size, s.tokens, r.num_prompt, proposed, s.candidate_probs},
+      r.sampler, {s.logits, model_.config().vocab_size, s.tokens, r.num_prompt, proposed, s.candidate_probs},
       r.config.logprobs);
   // Roll back past the first rejected candidate: the cache is valid for the committed tokens and
   // the accepted candidates; the main model's own last token is computed next step.

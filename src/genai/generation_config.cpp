@@ -42,7 +42,8 @@ void GenerationConfig::validate() const {
   if (!(frequency_penalty >= -2.0 && frequency_penalty <= 2.0)) {
     bad_field("frequency_penalty", fmt::format("must be in [-2, 2], got {}", frequency_penalty));
   }
-  if (no_repeat_ngram_size < 0) bad_field("no_repeat_ngram_size", fmt::format("must be >= 0, got {}", no_repeat_ngram_size));
+  if (no_repeat_ngram_size < 0)
+    bad_field("no_repeat_ngram_size", fmt::format("must be >= 0, got {}", no_repeat_ngram_size));
   for (const std::string& s : stop_strings) {
     if (s.empty()) bad_field("stop_strings", "contains an empty string (it would match at once)");
   }
@@ -64,43 +65,52 @@ void GenerationConfig::validate_sequences() const {
     bad_field("num_beams", fmt::format("must be >= 1 and at most {}, got {}", kMaxSequences, num_beams));
   }
   if (num_return_sequences < 1 || num_return_sequences > kMaxSequences) {
-    bad_field("num_return_sequences", fmt::format("must be >= 1 and at most {}, got {}", kMaxSequences, num_return_sequences));
+    bad_field("num_return_sequences",
+              fmt::format("must be >= 1 and at most {}, got {}", kMaxSequences, num_return_sequences));
   }
   if (num_beams > 1 && do_sample) {
     bad_field("num_beams", fmt::format("is {} while do_sample is true: beam sampling is not supported "
-                                       "(set do_sample=false for beam search or num_beams=1 for sampling)", num_beams));
+                                       "(set do_sample=false for beam search or num_beams=1 for sampling)",
+                                       num_beams));
   }
   if (num_beams > 1 && num_return_sequences > num_beams) {
     bad_field("num_return_sequences", fmt::format("({}) exceeds num_beams ({}): beam search returns at most "
-                                                  "num_beams hypotheses", num_return_sequences, num_beams));
+                                                  "num_beams hypotheses",
+                                                  num_return_sequences, num_beams));
   }
   if (num_beams == 1 && !do_sample && num_return_sequences > 1) {
     bad_field("num_return_sequences", fmt::format("is {} with greedy decoding, which would return the same "
                                                   "sequence each time (use do_sample=true or num_beams > 1)",
                                                   num_return_sequences));
   }
-  if (!std::isfinite(length_penalty)) bad_field("length_penalty", fmt::format("must be finite, got {}", length_penalty));
+  if (!std::isfinite(length_penalty))
+    bad_field("length_penalty", fmt::format("must be finite, got {}", length_penalty));
 }
 
 void GenerationConfig::validate_speculative() const {
   if (num_assistant_tokens < 0 || num_assistant_tokens > kMaxAssistantTokens) {
-    bad_field("num_assistant_tokens", fmt::format("must be in [0, {}], got {}", kMaxAssistantTokens, num_assistant_tokens));
+    bad_field("num_assistant_tokens",
+              fmt::format("must be in [0, {}], got {}", kMaxAssistantTokens, num_assistant_tokens));
   }
   if (!(assistant_confidence_threshold >= 0.0 && assistant_confidence_threshold < 1.0)) {
-    bad_field("assistant_confidence_threshold", fmt::format("must be in [0, 1), got {}", assistant_confidence_threshold));
+    bad_field("assistant_confidence_threshold",
+              fmt::format("must be in [0, 1), got {}", assistant_confidence_threshold));
   }
   if (num_assistant_tokens > 0 && assistant_confidence_threshold > 0) {
-    bad_field("assistant_confidence_threshold", "and num_assistant_tokens are both set: the draft proposes either "
-                                                "a fixed number of tokens or until its confidence drops, not both");
+    bad_field("assistant_confidence_threshold",
+              "and num_assistant_tokens are both set: the draft proposes either "
+              "a fixed number of tokens or until its confidence drops, not both");
   }
-  if (max_ngram_size < 0) bad_field("max_ngram_size", fmt::format("must be >= 0 (0: no prompt lookup), got {}", max_ngram_size));
+  if (max_ngram_size < 0)
+    bad_field("max_ngram_size", fmt::format("must be >= 0 (0: no prompt lookup), got {}", max_ngram_size));
   if (max_ngram_size > 0 && assistant_confidence_threshold > 0) {
     bad_field("assistant_confidence_threshold", "applies to a draft model, not to prompt lookup (max_ngram_size > 0)");
   }
   const bool speculative = num_assistant_tokens > 0 || assistant_confidence_threshold > 0 || max_ngram_size > 0;
   if (speculative && num_beams > 1) {
-    bad_field("num_beams", "is > 1 with speculative or prompt-lookup decoding: candidates are verified for one "
-                           "sequence, not for a beam group");
+    bad_field("num_beams",
+              "is > 1 with speculative or prompt-lookup decoding: candidates are verified for one "
+              "sequence, not for a beam group");
   }
   if (speculative && num_return_sequences > 1) {
     bad_field("num_return_sequences", "is > 1 with speculative or prompt-lookup decoding, which verifies one sequence");
@@ -152,7 +162,8 @@ GenerationConfig GenerationConfig::from_model_defaults(const nlohmann::json& jso
     const Json& stops = json["stop_strings"];
     if (stops.is_string()) {
       c.stop_strings.insert(stops.get<std::string>());
-    } else if (stops.is_array() && std::all_of(stops.begin(), stops.end(), [](const Json& s) { return s.is_string(); })) {
+    } else if (stops.is_array() &&
+               std::all_of(stops.begin(), stops.end(), [](const Json& s) { return s.is_string(); })) {
       for (const Json& s : stops) c.stop_strings.insert(s.get<std::string>());
     } else {
       f.fail_field("stop_strings", "must be a string or a list of strings");

@@ -25,9 +25,12 @@ GenerationFinishReason to_public(genai::FinishReason reason) {
 }
 
 genai::LoadedModel load_for(const std::filesystem::path& dir, const std::string& device, const PipelineProperties& p) {
-  if (p.kv_cache_sequences <= 0) fail("PipelineProperties: kv_cache_sequences must be positive, got {}", p.kv_cache_sequences);
-  genai::LoadOptions options{.context_tokens = p.context_tokens, .max_sequences = p.kv_cache_sequences,
-                             .block_size = p.kv_block_size, .device = device};
+  if (p.kv_cache_sequences <= 0)
+    fail("PipelineProperties: kv_cache_sequences must be positive, got {}", p.kv_cache_sequences);
+  genai::LoadOptions options{.context_tokens = p.context_tokens,
+                             .max_sequences = p.kv_cache_sequences,
+                             .block_size = p.kv_block_size,
+                             .device = device};
   for (const auto& [name, value] : p.device_properties) runtime::set_device_property(options.properties, name, value);
   return genai::load_model(dir, options);
 }
@@ -47,9 +50,7 @@ genai::RequestOptions stream_options(const StreamerVariant& streamer) {
   return o;
 }
 
-bool has_streamer(const StreamerVariant& streamer) {
-  return !std::holds_alternative<std::monostate>(streamer);
-}
+bool has_streamer(const StreamerVariant& streamer) { return !std::holds_alternative<std::monostate>(streamer); }
 
 }  // namespace
 
@@ -57,14 +58,17 @@ class LLMPipeline::Impl {
  public:
   Impl(const std::filesystem::path& model_dir, const std::string& device, const PipelineProperties& properties)
       : main_(load_for(model_dir, device, properties)) {
-    genai::EngineOptions options{.scheduler = properties.scheduler, .tokenizer = &main_.tokenizer,
+    genai::EngineOptions options{.scheduler = properties.scheduler,
+                                 .tokenizer = &main_.tokenizer,
                                  .adaptive_speculation = properties.adaptive_speculation,
                                  .max_context_tokens = properties.context_tokens};
     if (properties.draft) {
       draft_ = load_for(properties.draft->dir, properties.draft->device, properties);
       if (draft_->tokenizer.fingerprint() != main_.tokenizer.fingerprint()) {
-        fail("draft model {}: its tokenizer differs from the main model's ({}); speculative decoding needs both to "
-             "give the same token ids", properties.draft->dir.string(), model_dir.string());
+        fail(
+            "draft model {}: its tokenizer differs from the main model's ({}); speculative decoding needs both to "
+            "give the same token ids",
+            properties.draft->dir.string(), model_dir.string());
       }
       options.draft_model = draft_->model.get();
     }
@@ -76,16 +80,19 @@ class LLMPipeline::Impl {
   DecodedResults generate(const std::vector<std::string>& prompts, const std::optional<GenerationConfig>& config,
                           const StreamerVariant& streamer) {
     if (prompts.empty()) fail("generate: no prompts given");
-    if (prompts.size() > 1 && has_streamer(streamer)) fail("generate: a streamer needs a single prompt, got {}", prompts.size());
+    if (prompts.size() > 1 && has_streamer(streamer))
+      fail("generate: a streamer needs a single prompt, got {}", prompts.size());
     if (chat_ && prompts.size() > 1) fail("generate: a chat turn is one prompt, got {}", prompts.size());
     Stopwatch clock;
     const GenerationConfig c = resolve(config);
     std::vector<std::vector<std::int32_t>> ids;
-    for (const std::string& prompt : prompts) ids.push_back(chat_ ? chat_->render_turn(prompt) : encode_prompt(prompt, c));
+    for (const std::string& prompt : prompts)
+      ids.push_back(chat_ ? chat_->render_turn(prompt) : encode_prompt(prompt, c));
     const double tokenize_ms = clock.elapsed_ms();
     DecodedResults results = run(std::move(ids), c, streamer, tokenize_ms, clock, /*chat_turn=*/chat_.has_value());
     if (chat_) {
-      if (results.finish_reasons.front() != GenerationFinishReason::CANCEL) chat_->commit_turn(prompts.front(), results.texts.front());
+      if (results.finish_reasons.front() != GenerationFinishReason::CANCEL)
+        chat_->commit_turn(prompts.front(), results.texts.front());
     }
     metrics_ += results.perf_metrics;
     return results;
@@ -107,9 +114,9 @@ class LLMPipeline::Impl {
   GenerationConfig config_;
   genai::LoadedModel main_;
   std::optional<genai::LoadedModel> draft_;
-  std::unique_ptr<genai::Engine> engine_;        // after the models: destroyed before them
-  std::optional<genai::ChatSession> chat_;       // after the engine: its cache returns to the engine's pool
-  std::optional<ChatTemplate> chat_template_;    // parsed on first use
+  std::unique_ptr<genai::Engine> engine_;      // after the models: destroyed before them
+  std::optional<genai::ChatSession> chat_;     // after the engine: its cache returns to the engine's pool
+  std::optional<ChatTemplate> chat_template_;  // parsed on first use
   PerfMetrics metrics_;
 
  private:
@@ -117,7 +124,8 @@ class LLMPipeline::Impl {
     GenerationConfig c = given.value_or(config_);
     if (c.eos_token_ids.empty()) c.eos_token_ids = main_.generation_defaults.eos_token_ids;
     // With a draft model and no strategy chosen, speculate (OpenVINO GenAI's default of 5).
-    const bool strategy_set = c.num_assistant_tokens > 0 || c.assistant_confidence_threshold > 0 || c.max_ngram_size > 0;
+    const bool strategy_set =
+        c.num_assistant_tokens > 0 || c.assistant_confidence_threshold > 0 || c.max_ngram_size > 0;
     if (draft_ && !strategy_set && c.num_beams == 1 && c.num_return_sequences == 1) c.num_assistant_tokens = 5;
     c.validate();
     return c;
@@ -187,7 +195,8 @@ DecodedResults LLMPipeline::Impl::run(std::vector<std::vector<std::int32_t>> pro
     raw.token_latencies_ms.insert(raw.token_latencies_ms.end(), r.timings.token_latencies_ms.begin(),
                                   r.timings.token_latencies_ms.end());
   }
-  if (chat_turn && engine_->request(ids.front()).sequences.size() == 1) chat_->keep_cache(engine_->take_kv(ids.front()));
+  if (chat_turn && engine_->request(ids.front()).sequences.size() == 1)
+    chat_->keep_cache(engine_->take_kv(ids.front()));
   for (genai::RequestId id : ids) engine_->release(id);
 
   const double duration_ms = clock.elapsed_ms();
@@ -219,8 +228,8 @@ DecodedResults LLMPipeline::generate(const std::string& prompt, const std::optio
   return impl_->generate(std::vector<std::string>{prompt}, config, streamer);
 }
 
-DecodedResults LLMPipeline::generate(const std::vector<std::string>& prompts, const std::optional<GenerationConfig>& config,
-                                     const StreamerVariant& streamer) {
+DecodedResults LLMPipeline::generate(const std::vector<std::string>& prompts,
+                                     const std::optional<GenerationConfig>& config, const StreamerVariant& streamer) {
   return impl_->generate(prompts, config, streamer);
 }
 
@@ -238,7 +247,9 @@ void LLMPipeline::set_generation_config(const GenerationConfig& config) {
 
 const Tokenizer& LLMPipeline::get_tokenizer() const { return impl_->main_.tokenizer; }
 
-void LLMPipeline::start_chat(const std::string& system_message) { impl_->chat_.emplace(impl_->main_.tokenizer, system_message); }
+void LLMPipeline::start_chat(const std::string& system_message) {
+  impl_->chat_.emplace(impl_->main_.tokenizer, system_message);
+}
 
 void LLMPipeline::finish_chat() { impl_->chat_.reset(); }
 

@@ -26,8 +26,8 @@ void apply_repetition_penalty(std::span<float> logits, std::span<const std::int3
   }
 }
 
-void apply_presence_frequency_penalty(std::span<float> logits, std::span<const std::int32_t> generated,
-                                      double presence, double frequency) {
+void apply_presence_frequency_penalty(std::span<float> logits, std::span<const std::int32_t> generated, double presence,
+                                      double frequency) {
   if (presence == 0.0 && frequency == 0.0) return;
   std::unordered_map<std::int32_t, std::int64_t> counts;
   for (std::int32_t id : generated) {

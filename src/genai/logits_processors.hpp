@@ -22,8 +22,8 @@ struct TokenHistory {
 void apply_repetition_penalty(std::span<float> logits, std::span<const std::int32_t> seen, double penalty);
 
 // OpenAI semantics over the generated tokens: logit -= presence·[count > 0] + frequency·count.
-void apply_presence_frequency_penalty(std::span<float> logits, std::span<const std::int32_t> generated,
-                                      double presence, double frequency);
+void apply_presence_frequency_penalty(std::span<float> logits, std::span<const std::int32_t> generated, double presence,
+                                      double frequency);
 
 // HF NoRepeatNGramLogitsProcessor: bans every token that would complete an n-gram already present.
 void apply_no_repeat_ngram(std::span<float> logits, std::span<const std::int32_t> tokens, std::int64_t n);

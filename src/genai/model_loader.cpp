@@ -28,9 +28,10 @@ LoadedModel load_model(const std::filesystem::path& dir, const LoadOptions& opti
   runtime::CompiledModel compiled;
   try {
     // An IR directory (model.json) or a Hugging Face checkpoint (config.json), compiled for the device.
-    compiled = runtime::Core().read_and_compile(
-        dir, options.device, options.properties,
-        {.context_tokens = options.context_tokens, .max_sequences = options.max_sequences, .block_size = options.block_size});
+    compiled = runtime::Core().read_and_compile(dir, options.device, options.properties,
+                                                {.context_tokens = options.context_tokens,
+                                                 .max_sequences = options.max_sequences,
+                                                 .block_size = options.block_size});
   } catch (...) {
     compile_error = std::current_exception();
   }

@@ -50,14 +50,14 @@ struct Sequence {
   std::int64_t step_tokens = 0;      // tokens the last step computed for it
   kv::BlockTable blocks;
   FinishReason finish_reason = FinishReason::kNone;
-  double score = 0;  // summed log-probabilities of the generated tokens (beam search: its own score)
+  double score = 0;                    // summed log-probabilities of the generated tokens (beam search: its own score)
   std::vector<TokenLogprob> logprobs;  // when GenerationConfig::logprobs > 0
   std::unique_ptr<TextStream> text;    // when the engine has a tokenizer and the request streams text
 
   // Speculative decoding within a step.
-  std::int64_t num_candidates = 0;      // trailing entries of `tokens` not yet verified
-  std::vector<float> candidate_probs;   // [num_candidates, vocab] the draft's distributions (sampling only)
-  std::unique_ptr<DraftState> draft;    // the draft model's KV cache for this sequence
+  std::int64_t num_candidates = 0;     // trailing entries of `tokens` not yet verified
+  std::vector<float> candidate_probs;  // [num_candidates, vocab] the draft's distributions (sampling only)
+  std::unique_ptr<DraftState> draft;   // the draft model's KV cache for this sequence
 
   // The logits of the last step, waiting for the request's update: [logit_rows, vocab].
   std::vector<float> logits;
@@ -71,7 +71,7 @@ struct RequestTimings {
   double queued_ms = 0;       // engine clock when the request was added
   double first_token_ms = 0;  // engine clock when its first token was sampled (0: none yet)
   double finished_ms = 0;
-  double detokenize_ms = 0;   // time spent turning tokens into text
+  double detokenize_ms = 0;  // time spent turning tokens into text
   // Per generated token after the first: the time since the previous one.
   std::vector<double> token_latencies_ms;
   double last_token_ms = 0;
@@ -94,8 +94,8 @@ struct RequestState {
   GenerationConfig config;
   Sampler sampler;
   std::int64_t num_prompt = 0;
-  std::int64_t num_reused = 0;      // prompt tokens whose KV came from an earlier request (chat)
-  std::int64_t max_new_tokens = 0;  // resolved from the config and the context
+  std::int64_t num_reused = 0;                       // prompt tokens whose KV came from an earlier request (chat)
+  std::int64_t max_new_tokens = 0;                   // resolved from the config and the context
   std::vector<std::unique_ptr<Sequence>> sequences;  // beam search: the running beams, then the results
   TokenCallback on_token;
   TextCallback on_text;
@@ -111,8 +111,8 @@ struct RequestState {
   const Sequence& first() const { return *sequences.front(); }
   std::int64_t num_generated() const { return first().num_committed() - num_prompt; }
   std::span<const std::int32_t> generated() const {
-    return std::span(first().tokens).subspan(static_cast<std::size_t>(num_prompt),
-                                             static_cast<std::size_t>(num_generated()));
+    return std::span(first().tokens)
+        .subspan(static_cast<std::size_t>(num_prompt), static_cast<std::size_t>(num_generated()));
   }
   std::int64_t num_generated_total() const;  // over every sequence
   bool streams() const { return sequences.size() == 1 && !beam_search; }

@@ -115,8 +115,8 @@ SpeculationController::Plan SpeculationController::plan_step(std::int64_t draft_
     // The draft falls one token further behind per plain step, and a plain step adds only
     // kFloorSlack·t0 to the allowance: unless a token of catch-up costs well under that, the
     // draft could never catch up within the floor, so it stays off (and costs nothing).
-    const double per_token = catch_up_ms_ >= 0 ? catch_up_ms_
-                             : draft_cost_ratio_ * (prefill_row_ms_ >= 0 ? prefill_row_ms_ : plain_ms_);
+    const double per_token =
+        catch_up_ms_ >= 0 ? catch_up_ms_ : draft_cost_ratio_ * (prefill_row_ms_ >= 0 ? prefill_row_ms_ : plain_ms_);
     if (per_token >= kCatchUpShare * kFloorSlack * plain_ms_) return {};
     // Until a chunk is measured, size it as if each token cost a whole draft decode step.
     const double budget_per_token = catch_up_ms_ >= 0 ? catch_up_ms_ : draft_cost_ratio_ * plain_ms_;

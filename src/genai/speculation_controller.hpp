@@ -64,13 +64,13 @@ class SpeculationController {
   bool adaptive_;
   double draft_cost_ratio_;
   // Running estimates (negative: not observed yet).
-  double plain_ms_ = -1;          // t0
-  double row_ms_ = -1;            // t_row
-  double draft_ms_ = -1;          // t_draft per candidate
-  double catch_up_ms_ = -1;       // per token of draft catch-up
-  double prefill_row_ms_ = -1;    // per prompt token of the main model's prefill
-  double accepted_ = 0;      // decayed counts for α: accepted candidates ...
-  double rejected_ = 0;      // ... and rejections (a step that kept k of k has none)
+  double plain_ms_ = -1;        // t0
+  double row_ms_ = -1;          // t_row
+  double draft_ms_ = -1;        // t_draft per candidate
+  double catch_up_ms_ = -1;     // per token of draft catch-up
+  double prefill_row_ms_ = -1;  // per prompt token of the main model's prefill
+  double accepted_ = 0;         // decayed counts for α: accepted candidates ...
+  double rejected_ = 0;         // ... and rejections (a step that kept k of k has none)
   double overhead_ms_ = 0;
   double plain_equivalent_ms_ = 0;
   std::int64_t plain_steps_ = 0;        // plain steps since the last speculative one

@@ -22,7 +22,8 @@ SplitProjection split_rows(const TensorView& fused, const std::vector<std::pair<
     TensorView part = fused;
     part.name = name;
     part.shape = {part_rows, fused.shape[1]};
-    part.bytes = fused.bytes.subspan(static_cast<std::size_t>(first) * row_bytes, static_cast<std::size_t>(part_rows) * row_bytes);
+    part.bytes = fused.bytes.subspan(static_cast<std::size_t>(first) * row_bytes,
+                                     static_cast<std::size_t>(part_rows) * row_bytes);
     split.parts.push_back(std::move(part));
     first += part_rows;
   }

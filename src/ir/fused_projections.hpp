@@ -12,8 +12,8 @@
 namespace kiln::ir {
 
 struct SplitProjection {
-  std::string fused_name;          // e.g. "model.layers.0.self_attn.qkv_proj.weight"
-  std::vector<TensorView> parts;   // q_proj, k_proj, v_proj (or gate_proj, up_proj)
+  std::string fused_name;         // e.g. "model.layers.0.self_attn.qkv_proj.weight"
+  std::vector<TensorView> parts;  // q_proj, k_proj, v_proj (or gate_proj, up_proj)
 };
 
 // The fused tensors of `config` found through `find` (absent ones are skipped: an already split
@@ -33,13 +33,17 @@ std::vector<SplitProjection> split_fused_projections(const ModelConfig& c, Find&
   for (std::int64_t l = 0; l < c.num_layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     if (const TensorView* qkv = find(p + "self_attn.qkv_proj.weight")) {
-      out.push_back(split_rows(*qkv, {{p + "self_attn.q_proj.weight", c.q_dim()},
-                                      {p + "self_attn.k_proj.weight", c.kv_dim()},
-                                      {p + "self_attn.v_proj.weight", c.kv_dim()}}, c.architecture));
+      out.push_back(split_rows(*qkv,
+                               {{p + "self_attn.q_proj.weight", c.q_dim()},
+                                {p + "self_attn.k_proj.weight", c.kv_dim()},
+                                {p + "self_attn.v_proj.weight", c.kv_dim()}},
+                               c.architecture));
     }
     if (const TensorView* gate_up = find(p + "mlp.gate_up_proj.weight")) {
-      out.push_back(split_rows(*gate_up, {{p + "mlp.gate_proj.weight", c.intermediate_size},
-                                          {p + "mlp.up_proj.weight", c.intermediate_size}}, c.architecture));
+      out.push_back(split_rows(
+          *gate_up,
+          {{p + "mlp.gate_proj.weight", c.intermediate_size}, {p + "mlp.up_proj.weight", c.intermediate_size}},
+          c.architecture));
     }
   }
   return out;

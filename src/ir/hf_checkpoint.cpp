@@ -66,7 +66,8 @@ void HfCheckpoint::open_sharded(const fs::path& index_path) {
     if (!file.is_string()) f.fail_field("weight_map", fmt::format("entry '{}' must name a file", name));
     const std::string shard = file.get<std::string>();
     if (shard.find('/') != std::string::npos || shard.starts_with(".")) {
-      f.fail_field("weight_map", fmt::format("entry '{}' names '{}', which is not a file in this directory", name, shard));
+      f.fail_field("weight_map",
+                   fmt::format("entry '{}' names '{}', which is not a file in this directory", name, shard));
     }
     expected[shard].insert(name);
   }
@@ -80,7 +81,8 @@ void HfCheckpoint::open_sharded(const fs::path& index_path) {
     for (const auto& name : names) {
       auto it = tensors.find(name);
       if (it == tensors.end()) {
-        fail("{}: weight_map puts tensor '{}' in '{}', but that file does not hold it", index_path.string(), name, shard);
+        fail("{}: weight_map puts tensor '{}' in '{}', but that file does not hold it", index_path.string(), name,
+             shard);
       }
       tensors_.emplace(name, &it->second);
     }

@@ -4,8 +4,8 @@
 // qkv_proj, gate_up_proj) are offered under their split names only.
 #pragma once
 
-#include <filesystem>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>

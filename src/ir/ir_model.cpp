@@ -33,8 +33,8 @@ void check_format_version(const JsonFields& f) {
   }
   if (version < kIrFormatVersion) {
     fail(ErrorKind::kUnsupported,
-         "{}: format_version {} is older than this kiln reads ({}): re-export the model with `kiln export`",
-         f.origin(), version, kIrFormatVersion);
+         "{}: format_version {} is older than this kiln reads ({}): re-export the model with `kiln export`", f.origin(),
+         version, kIrFormatVersion);
   }
 }
 
@@ -48,8 +48,7 @@ MappedFile map_model_bin(const fs::path& dir) {
 
 bool IrModel::is_ir_dir(const fs::path& dir) { return fs::is_regular_file(dir / kIrModelJson); }
 
-IrModel::IrModel(const fs::path& dir, IrOpenOptions options)
-    : dir_(dir), bin_(map_model_bin(dir)) {
+IrModel::IrModel(const fs::path& dir, IrOpenOptions options) : dir_(dir), bin_(map_model_bin(dir)) {
   const std::string model_json = (dir / kIrModelJson).string();
   const Json json = read_model_json(dir);
   JsonFields f(json, model_json);
@@ -89,9 +88,10 @@ void IrModel::build_views(bool verify_checksums) {
     if (verify_checksums) {
       const std::string actual = sha256_hex(bin_.bytes().subspan(e.offset, e.size));
       if (actual != e.sha256) {
-        fail("{}: tensor '{}' (bytes [{}, {})) fails its checksum (sha256 {}, model.json says {}): the file is "
-             "corrupt; `kiln verify {}` checks every file",
-             bin, e.name, e.offset, e.end(), actual, e.sha256, dir_.string());
+        fail(
+            "{}: tensor '{}' (bytes [{}, {})) fails its checksum (sha256 {}, model.json says {}): the file is "
+            "corrupt; `kiln verify {}` checks every file",
+            bin, e.name, e.offset, e.end(), actual, e.sha256, dir_.string());
       }
     }
   }

@@ -57,9 +57,11 @@ void validate_quantization(const IrTensorEntry& e, const std::map<std::string_vi
   if (is_float_scheme(q.scheme)) {
     fail("{}: tensor '{}': scheme {} is not a quantisation scheme", origin, e.name, weight_scheme_name(q.scheme));
   }
-  if (e.shape.size() != 2) fail("{}: quantised tensor '{}' must be a matrix, got shape {}", origin, e.name, format_shape(e.shape));
+  if (e.shape.size() != 2)
+    fail("{}: quantised tensor '{}' must be a matrix, got shape {}", origin, e.name, format_shape(e.shape));
   const std::int64_t out = e.shape[0], in = e.shape[1];
-  if (out <= 0 || in <= 0) fail("{}: quantised tensor '{}' has an empty shape {}", origin, e.name, format_shape(e.shape));
+  if (out <= 0 || in <= 0)
+    fail("{}: quantised tensor '{}' has an empty shape {}", origin, e.name, format_shape(e.shape));
   if (q.group_size < 1 || q.group_size > in) {
     fail("{}: tensor '{}': group_size {} out of range (accepted: 1..{})", origin, e.name, q.group_size, in);
   }
@@ -67,7 +69,8 @@ void validate_quantization(const IrTensorEntry& e, const std::map<std::string_vi
     fail("{}: tensor '{}': scheme {} stores codes as {}, but the entry says {}", origin, e.name,
          weight_scheme_name(q.scheme), storage_type_name(code_storage(q.scheme)), storage_type_name(e.storage));
   }
-  const std::int64_t groups = static_cast<std::int64_t>(num_groups(static_cast<std::size_t>(in), static_cast<std::size_t>(q.group_size)));
+  const std::int64_t groups =
+      static_cast<std::int64_t>(num_groups(static_cast<std::size_t>(in), static_cast<std::size_t>(q.group_size)));
   const auto find = [&](const std::string& name) -> const IrTensorEntry* {
     auto it = by_name.find(name);
     return it == by_name.end() ? nullptr : it->second;
@@ -75,11 +78,14 @@ void validate_quantization(const IrTensorEntry& e, const std::map<std::string_vi
   check_companion(e, find(q.scale), "scale", StorageType::kF16, {out, groups}, origin);
   if (!companions.insert(q.scale).second) fail("{}: scale tensor '{}' is shared by two weights", origin, q.scale);
   if (has_zero_points(q.scheme)) {
-    if (q.zero_point.empty()) fail("{}: tensor '{}': scheme {} needs a zero_point tensor", origin, e.name, weight_scheme_name(q.scheme));
+    if (q.zero_point.empty())
+      fail("{}: tensor '{}': scheme {} needs a zero_point tensor", origin, e.name, weight_scheme_name(q.scheme));
     check_companion(e, find(q.zero_point), "zero-point", zero_point_storage(q.scheme), {out, groups}, origin);
-    if (!companions.insert(q.zero_point).second) fail("{}: zero-point tensor '{}' is shared by two weights", origin, q.zero_point);
+    if (!companions.insert(q.zero_point).second)
+      fail("{}: zero-point tensor '{}' is shared by two weights", origin, q.zero_point);
   } else if (!q.zero_point.empty()) {
-    fail("{}: tensor '{}': scheme {} has no zero points, but names '{}'", origin, e.name, weight_scheme_name(q.scheme), q.zero_point);
+    fail("{}: tensor '{}': scheme {} has no zero points, but names '{}'", origin, e.name, weight_scheme_name(q.scheme),
+         q.zero_point);
   }
 }
 
@@ -131,12 +137,9 @@ std::string zero_point_tensor_name(std::string_view weight) { return std::string
 std::uint64_t align_to_ir(std::uint64_t offset) { return (offset + kIrAlignment - 1) / kIrAlignment * kIrAlignment; }
 
 Json to_json(const IrTensorEntry& e) {
-  Json j = {{"name", e.name},
-            {"dtype", storage_type_name(e.storage)},
-            {"shape", e.shape},
-            {"offset", e.offset},
-            {"size", e.size},
-            {"sha256", e.sha256}};
+  Json j = {{"name", e.name},   {"dtype", storage_type_name(e.storage)},
+            {"shape", e.shape}, {"offset", e.offset},
+            {"size", e.size},   {"sha256", e.sha256}};
   if (e.quantization) {
     Json q = {{"scheme", weight_scheme_name(e.quantization->scheme)},
               {"group_size", e.quantization->group_size},
@@ -158,7 +161,8 @@ IrTensorEntry parse_tensor_entry(const Json& json, const std::string& origin) {
   JsonFields f(json, where);
   const std::string dtype = f.get<std::string>("dtype");
   const auto storage = parse_storage_type(dtype);
-  if (!storage) f.fail_field("dtype", fmt::format("'{}' is not a storage type (accepted: F32, F16, BF16, I8, U8, I4, U4)", dtype));
+  if (!storage)
+    f.fail_field("dtype", fmt::format("'{}' is not a storage type (accepted: F32, F16, BF16, I8, U8, I4, U4)", dtype));
   e.storage = *storage;
   if (!json.contains("shape") || !json["shape"].is_array()) f.fail_field("shape", "must be an array of integers");
   for (const Json& d : json["shape"]) {
@@ -211,27 +215,30 @@ void validate_tensor_table(const std::vector<IrTensorEntry>& entries, std::uint6
   // Order first: a swapped pair would otherwise surface as a confusing offset mismatch.
   for (std::size_t i = 1; i < entries.size(); ++i) {
     if (entries[i].offset < entries[i - 1].offset) {
-      fail("{}: tensor '{}' (offset {}) is listed after '{}' (offset {}): the table is re-ordered; entries must be in "
-           "file order",
-           model_json, entries[i].name, entries[i].offset, entries[i - 1].name, entries[i - 1].offset);
+      fail(
+          "{}: tensor '{}' (offset {}) is listed after '{}' (offset {}): the table is re-ordered; entries must be in "
+          "file order",
+          model_json, entries[i].name, entries[i].offset, entries[i - 1].name, entries[i - 1].offset);
     }
   }
   std::uint64_t expected_offset = 0;
   const IrTensorEntry* previous = nullptr;
   for (const IrTensorEntry& e : entries) {
     if (e.offset % kIrAlignment != 0) {
-      fail("{}: tensor '{}' starts at offset {}, which is not {}-byte aligned", model_json, e.name, e.offset, kIrAlignment);
+      fail("{}: tensor '{}' starts at offset {}, which is not {}-byte aligned", model_json, e.name, e.offset,
+           kIrAlignment);
     }
     if (previous != nullptr && e.offset < previous->end()) {
       fail("{}: tensors '{}' and '{}' overlap (bytes [{}, {}) and [{}, {}))", model_json, previous->name, e.name,
            previous->offset, previous->end(), e.offset, e.end());
     }
     if (e.offset != expected_offset) {
-      fail("{}: tensor '{}' starts at offset {}, expected {} (the next {}-byte boundary after '{}')", model_json, e.name,
-           e.offset, expected_offset, kIrAlignment, previous ? previous->name : "the start of the file");
+      fail("{}: tensor '{}' starts at offset {}, expected {} (the next {}-byte boundary after '{}')", model_json,
+           e.name, e.offset, expected_offset, kIrAlignment, previous ? previous->name : "the start of the file");
     }
     if (e.end() > file_size) {
-      fail("{}: is truncated: {} bytes, but tensor '{}' needs bytes [{}, {})", model_bin, file_size, e.name, e.offset, e.end());
+      fail("{}: is truncated: {} bytes, but tensor '{}' needs bytes [{}, {})", model_bin, file_size, e.name, e.offset,
+           e.end());
     }
     expected_offset = align_to_ir(e.end());
     previous = &e;

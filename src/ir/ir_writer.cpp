@@ -10,7 +10,8 @@ IrWriter::IrWriter(const std::filesystem::path& dir)
     : dir_(dir), bin_(std::make_unique<AtomicFileWriter>(dir / kIrModelBin)) {}
 
 void IrWriter::begin_tensor(IrTensorEntry entry) {
-  if (tensor_hash_) fail(ErrorKind::kInternal, "IrWriter: '{}' begun before '{}' ended", entry.name, entries_.back().name);
+  if (tensor_hash_)
+    fail(ErrorKind::kInternal, "IrWriter: '{}' begun before '{}' ended", entry.name, entries_.back().name);
   for (const IrTensorEntry& e : entries_) {
     if (e.name == entry.name) fail(ErrorKind::kInternal, "IrWriter: tensor '{}' written twice", entry.name);
   }
@@ -30,7 +31,8 @@ void IrWriter::begin_tensor(IrTensorEntry entry) {
 void IrWriter::write(std::span<const std::uint8_t> bytes) {
   if (!tensor_hash_) fail(ErrorKind::kInternal, "IrWriter: write() outside a tensor");
   if (tensor_bytes_ + bytes.size() > tensor_expected_) {
-    fail(ErrorKind::kInternal, "IrWriter: tensor '{}' given more than its {} bytes", entries_.back().name, tensor_expected_);
+    fail(ErrorKind::kInternal, "IrWriter: tensor '{}' given more than its {} bytes", entries_.back().name,
+         tensor_expected_);
   }
   bin_->write({reinterpret_cast<const char*>(bytes.data()), bytes.size()});
   file_hash_.update(bytes);
@@ -41,7 +43,8 @@ void IrWriter::write(std::span<const std::uint8_t> bytes) {
 void IrWriter::end_tensor() {
   IrTensorEntry& e = entries_.back();
   if (!tensor_hash_ || tensor_bytes_ != tensor_expected_) {
-    fail(ErrorKind::kInternal, "IrWriter: tensor '{}' ended after {} of its {} bytes", e.name, tensor_bytes_, tensor_expected_);
+    fail(ErrorKind::kInternal, "IrWriter: tensor '{}' ended after {} of its {} bytes", e.name, tensor_bytes_,
+         tensor_expected_);
   }
   e.size = tensor_bytes_;
   e.sha256 = tensor_hash_->hex_digest();

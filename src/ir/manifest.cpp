@@ -50,7 +50,8 @@ VerifyReport verify_manifest(const fs::path& dir) {
     ++report.files_checked;
     const std::string actual = sha256_file(dir / name);
     if (actual != expected) {
-      report.problems.push_back(fmt::format("{}: sha256 {} differs from the manifest's {}", (dir / name).string(), actual, expected));
+      report.problems.push_back(
+          fmt::format("{}: sha256 {} differs from the manifest's {}", (dir / name).string(), actual, expected));
     }
   }
   for (const auto& entry : fs::directory_iterator(dir)) {

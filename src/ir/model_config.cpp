@@ -46,8 +46,8 @@ std::vector<double> parse_factor_list(const JsonFields& rs, std::string_view key
 // checkpoints use for original_max_position_embeddings.
 void parse_longrope(const JsonFields& rs, const JsonFields& top, const ModelConfig& c, RopeScaling& scaling) {
   scaling.type = RopeScalingType::kLongRope;
-  scaling.original_max_position_embeddings =
-      rs.has("original_max_position_embeddings") ? rs.get<std::int64_t>("original_max_position_embeddings")
+  scaling.original_max_position_embeddings = rs.has("original_max_position_embeddings")
+                                                 ? rs.get<std::int64_t>("original_max_position_embeddings")
                                                  : top.get<std::int64_t>("original_max_position_embeddings");
   if (scaling.original_max_position_embeddings <= 1) {
     rs.fail_field("original_max_position_embeddings", "must be greater than 1");
@@ -67,8 +67,8 @@ void parse_longrope(const JsonFields& rs, const JsonFields& top, const ModelConf
 RopeScaling parse_rope_scaling(const JsonFields& rs, const JsonFields& top, const ModelConfig& c) {
   RopeScaling scaling;
   // HF renamed "type" to "rope_type"; checkpoints carry either.
-  const std::string type = rs.has("rope_type") ? rs.get<std::string>("rope_type")
-                                               : rs.get_or<std::string>("type", "default");
+  const std::string type =
+      rs.has("rope_type") ? rs.get<std::string>("rope_type") : rs.get_or<std::string>("type", "default");
   if (type == "default") return scaling;
   if (type == "longrope") {
     parse_longrope(rs, top, c, scaling);
@@ -103,8 +103,9 @@ void parse_rotary_dim(const JsonFields& fields, ModelConfig& c) {
   // The epsilon keeps model.json's rotary_dim / head_dim from truncating one below.
   c.rotary_dim = static_cast<std::int64_t>(static_cast<double>(c.head_dim) * fraction + 1e-9);
   if (c.rotary_dim < 2 || c.rotary_dim % 2 != 0) {
-    fields.fail_field("partial_rotary_factor", fmt::format("gives {} rotated dims of head_dim {}; RoPE needs an even number",
-                                                           c.rotary_dim, c.head_dim));
+    fields.fail_field(
+        "partial_rotary_factor",
+        fmt::format("gives {} rotated dims of head_dim {}; RoPE needs an even number", c.rotary_dim, c.head_dim));
   }
 }
 
@@ -152,7 +153,8 @@ void parse_sliding_window(const JsonFields& f, ModelConfig& c) {
     }
   } else if (qwen) {
     const std::int64_t first = f.get_or<std::int64_t>("max_window_layers", 0);
-    for (std::int64_t l = 0; l < std::min(first, c.num_layers); ++l) c.sliding_layers[static_cast<std::size_t>(l)] = false;
+    for (std::int64_t l = 0; l < std::min(first, c.num_layers); ++l)
+      c.sliding_layers[static_cast<std::size_t>(l)] = false;
   }
 }
 
@@ -205,8 +207,8 @@ ModelConfig parse_model_config(const Json& json, const std::string& origin) {
     if (a.hf_class == c.architecture) c.family = a.family;
   }
   if (c.family.empty()) {
-    fail(ErrorKind::kUnsupported, "{}: architecture '{}' is not supported (supported: {})", origin,
-         c.architecture, supported_architectures());
+    fail(ErrorKind::kUnsupported, "{}: architecture '{}' is not supported (supported: {})", origin, c.architecture,
+         supported_architectures());
   }
   const std::string act = f.get_or<std::string>("hidden_act", "silu");
   if (act != "silu") f.fail_field("hidden_act", fmt::format("'{}' is not supported (accepted: silu)", act));
@@ -216,8 +218,8 @@ ModelConfig parse_model_config(const Json& json, const std::string& origin) {
   c.num_heads = positive(f, "num_attention_heads");
   c.num_kv_heads = f.has("num_key_value_heads") ? positive(f, "num_key_value_heads") : c.num_heads;
   if (c.num_heads % c.num_kv_heads != 0) {
-    f.fail_field("num_key_value_heads", fmt::format("({}) must divide num_attention_heads ({})",
-                                                    c.num_kv_heads, c.num_heads));
+    f.fail_field("num_key_value_heads",
+                 fmt::format("({}) must divide num_attention_heads ({})", c.num_kv_heads, c.num_heads));
   }
   if (f.has("head_dim") && !f.object()["head_dim"].is_null()) {
     c.head_dim = positive(f, "head_dim");
@@ -226,8 +228,9 @@ ModelConfig parse_model_config(const Json& json, const std::string& origin) {
     f.fail_field("head_dim", "is missing: Qwen3 configs must give it");
   } else {
     if (c.hidden_size % c.num_heads != 0) {
-      f.fail_field("hidden_size", fmt::format("({}) is not divisible by num_attention_heads ({}) and no head_dim is given",
-                                              c.hidden_size, c.num_heads));
+      f.fail_field("hidden_size",
+                   fmt::format("({}) is not divisible by num_attention_heads ({}) and no head_dim is given",
+                               c.hidden_size, c.num_heads));
     }
     c.head_dim = c.hidden_size / c.num_heads;
   }

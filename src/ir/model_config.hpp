@@ -49,9 +49,9 @@ struct ModelConfig {
   bool attention_bias = false;         // q, k and v projections have biases
   bool attention_output_bias = false;  // o_proj has a bias (Llama's attention_bias; not Qwen2)
   bool mlp_bias = false;
-  bool qk_norm = false;                // Qwen3: RMSNorm over each head of q and k before RoPE
-  bool fused_projections = false;      // Phi-3: qkv_proj and gate_up_proj (split on load)
-  std::int64_t rotary_dim = 0;         // leading dims of each head that RoPE rotates (<= head_dim)
+  bool qk_norm = false;            // Qwen3: RMSNorm over each head of q and k before RoPE
+  bool fused_projections = false;  // Phi-3: qkv_proj and gate_up_proj (split on load)
+  std::int64_t rotary_dim = 0;     // leading dims of each head that RoPE rotates (<= head_dim)
   // 0: full causal attention. Else a row at position p attends to positions > p - sliding_window
   // in the layers marked in sliding_layers [num_layers] (HF's sliding-window mask).
   std::int64_t sliding_window = 0;

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <limits>
 
-#include "util/error.hpp"
 #include "ir/safetensors_writer.hpp"
+#include "util/error.hpp"
 #include "util/file_io.hpp"
 
 namespace kiln::ir {
@@ -60,8 +60,8 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path
   std::uint64_t header_size = 0;
   std::memcpy(&header_size, file_.data(), 8);  // little-endian on every platform kiln targets
   if (header_size > kMaxHeaderBytes || header_size > file_.size() - 8) {
-    fail("{}: header length {} exceeds the file ({} bytes): truncated or not a safetensors file",
-         file, header_size, file_.size());
+    fail("{}: header length {} exceeds the file ({} bytes): truncated or not a safetensors file", file, header_size,
+         file_.size());
   }
   Json header;
   try {
@@ -84,7 +84,8 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path
     JsonFields fields(entry, where);
     const std::string dtype_text = fields.get<std::string>("dtype");
     const auto dtype = parse_dtype(dtype_text);
-    if (!dtype) fail("{}: unknown dtype '{}' (accepted: F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL)", where, dtype_text);
+    if (!dtype)
+      fail("{}: unknown dtype '{}' (accepted: F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL)", where, dtype_text);
     if (!entry.contains("shape")) fail("{}: missing 'shape'", where);
     std::vector<std::int64_t> shape = parse_shape(entry["shape"], where);
     const Json& offsets = entry.contains("data_offsets") ? entry["data_offsets"] : Json();
@@ -96,26 +97,25 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path
     const auto end = offsets[1].get<std::uint64_t>();
     if (begin > end) fail("{}: data_offsets [{}, {}] has begin after end", where, begin, end);
     if (end > data_size) {
-      fail("{}: data_offsets [{}, {}] out of bounds: the data section has {} bytes (truncated file?)",
-           where, begin, end, data_size);
+      fail("{}: data_offsets [{}, {}] out of bounds: the data section has {} bytes (truncated file?)", where, begin,
+           end, data_size);
     }
     const std::uint64_t expected = checked_byte_size(shape, dtype_size(*dtype), where);
     if (end - begin != expected) {
-      fail("{}: holds {} bytes but dtype {} with shape {} needs {}", where, end - begin,
-           dtype_text, format_shape(shape), expected);
+      fail("{}: holds {} bytes but dtype {} with shape {} needs {}", where, end - begin, dtype_text,
+           format_shape(shape), expected);
     }
-    TensorView view{name, *dtype, std::move(shape), {data + begin, static_cast<std::size_t>(end - begin)}, std::nullopt};
+    TensorView view{
+        name, *dtype, std::move(shape), {data + begin, static_cast<std::size_t>(end - begin)}, std::nullopt};
     auto [it, inserted] = tensors_.emplace(name, std::move(view));
     extents.push_back({begin, end, &it->first});
   }
 
-  std::sort(extents.begin(), extents.end(),
-            [](const Extent& a, const Extent& b) { return a.begin < b.begin; });
+  std::sort(extents.begin(), extents.end(), [](const Extent& a, const Extent& b) { return a.begin < b.begin; });
   for (std::size_t i = 1; i < extents.size(); ++i) {
     if (extents[i].begin < extents[i - 1].end) {
-      fail("{}: tensors '{}' and '{}' overlap (bytes [{}, {}) and [{}, {}))", file,
-           *extents[i - 1].name, *extents[i].name, extents[i - 1].begin, extents[i - 1].end,
-           extents[i].begin, extents[i].end);
+      fail("{}: tensors '{}' and '{}' overlap (bytes [{}, {}) and [{}, {}))", file, *extents[i - 1].name,
+           *extents[i].name, extents[i - 1].begin, extents[i - 1].end, extents[i].begin, extents[i].end);
     }
   }
 }
@@ -126,8 +126,11 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<Safe
   for (const auto& e : entries) infos.push_back({e.name, e.dtype, e.shape});
   SafetensorsStreamWriter out(path, infos, metadata);
   for (const auto& e : entries) {
-    if (e.bytes.size() != dtype_size(e.dtype) * static_cast<std::size_t>(TensorView{e.name, e.dtype, e.shape, {}, std::nullopt}.num_elements())) {
-      fail(ErrorKind::kInternal, "{}: tensor '{}' has {} bytes, its dtype and shape need another count", path.string(), e.name, e.bytes.size());
+    if (e.bytes.size() !=
+        dtype_size(e.dtype) *
+            static_cast<std::size_t>(TensorView{e.name, e.dtype, e.shape, {}, std::nullopt}.num_elements())) {
+      fail(ErrorKind::kInternal, "{}: tensor '{}' has {} bytes, its dtype and shape need another count", path.string(),
+           e.name, e.bytes.size());
     }
     out.write(e.bytes);
   }

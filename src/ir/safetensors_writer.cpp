@@ -5,14 +5,16 @@
 namespace kiln::ir {
 
 SafetensorsStreamWriter::SafetensorsStreamWriter(const std::filesystem::path& path,
-                                                 const std::vector<SafetensorsTensorInfo>& tensors, const Json& metadata)
+                                                 const std::vector<SafetensorsTensorInfo>& tensors,
+                                                 const Json& metadata)
     : path_(path), out_(path) {
   Json header = Json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   for (const SafetensorsTensorInfo& t : tensors) {
     std::uint64_t bytes = dtype_size(t.dtype);
     for (std::int64_t d : t.shape) bytes *= static_cast<std::uint64_t>(d);
-    header[t.name] = {{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {data_bytes_, data_bytes_ + bytes}}};
+    header[t.name] = {
+        {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {data_bytes_, data_bytes_ + bytes}}};
     data_bytes_ += bytes;
   }
   std::string text = header.dump();

@@ -59,9 +59,7 @@ void convert_to_f32(const TensorView& tensor, std::int64_t first, std::int64_t c
   }
   const std::uint8_t* base = tensor.bytes.data();
   switch (tensor.dtype) {
-    case DType::kF32:
-      std::memcpy(out, base + first * 4, static_cast<std::size_t>(count) * 4);
-      return;
+    case DType::kF32: std::memcpy(out, base + first * 4, static_cast<std::size_t>(count) * 4); return;
     case DType::kF16:
     case DType::kBF16: {
       const bool is_f16 = tensor.dtype == DType::kF16;

@@ -28,9 +28,10 @@ ActivationBuffer::ActivationBuffer(std::size_t max_n, std::size_t in, std::size_
     : max_n_(max_n), in_(in), group_size_(group_size) {
   if (in == 0 || max_n == 0) fail("activation buffer: empty shape [{}, {}]", max_n, in);
   if (group_size == 0 || (group_size < in && group_size % kActivationChunk != 0)) {
-    fail("DYNAMIC_QUANTIZATION_GROUP_SIZE {} is not supported for input width {} (accepted: a "
-         "multiple of {}, or >= {} for one group per row)",
-         group_size, in, kActivationChunk, in);
+    fail(
+        "DYNAMIC_QUANTIZATION_GROUP_SIZE {} is not supported for input width {} (accepted: a "
+        "multiple of {}, or >= {} for one group per row)",
+        group_size, in, kActivationChunk, in);
   }
   groups_ = (in + group_size - 1) / group_size;
   row_stride_ = (in + 63) / 64 * 64;
@@ -52,8 +53,8 @@ QuantizedActivations ActivationBuffer::view(std::size_t n) const {
                               chunk_sums_.get()};
 }
 
-void quantize_activations_reference(const float* x, const QuantizedActivations& q,
-                                    std::size_t row_begin, std::size_t row_end) {
+void quantize_activations_reference(const float* x, const QuantizedActivations& q, std::size_t row_begin,
+                                    std::size_t row_end) {
   for (std::size_t i = row_begin; i < row_end; ++i) {
     const float* xi = x + i * q.in;
     std::int8_t* codes = q.codes + i * q.row_stride;

@@ -18,12 +18,12 @@ inline constexpr std::size_t kActivationChunk = 32;
 //   x[i, k] ≈ codes[i * row_stride + k] * scales[i * groups + h]
 struct QuantizedActivations {
   std::size_t n = 0, in = 0;
-  std::size_t group_size = 0;  // a multiple of kActivationChunk, or >= in (one group per row)
-  std::size_t groups = 0;      // ceil(in / group_size)
-  std::size_t row_stride = 0;  // codes per row: in rounded up to 64, zero-padded
-  std::size_t chunks = 0;      // row_stride / kActivationChunk
-  std::int8_t* codes = nullptr;     // [n, row_stride]
-  float* scales = nullptr;          // [n, groups]; absmax / 127, 0 for an all-zero group
+  std::size_t group_size = 0;          // a multiple of kActivationChunk, or >= in (one group per row)
+  std::size_t groups = 0;              // ceil(in / group_size)
+  std::size_t row_stride = 0;          // codes per row: in rounded up to 64, zero-padded
+  std::size_t chunks = 0;              // row_stride / kActivationChunk
+  std::int8_t* codes = nullptr;        // [n, row_stride]
+  float* scales = nullptr;             // [n, groups]; absmax / 127, 0 for an all-zero group
   std::int32_t* chunk_sums = nullptr;  // [n, chunks]: Σ codes over each 32-column chunk
 };
 
@@ -49,7 +49,7 @@ class ActivationBuffer {
 // Reference quantisation of rows [row_begin, row_end) of x [n, in] into q:
 //   scale = absmax(group) / 127, code = round_half_even(x * (127 / absmax)), 0 for all-zero groups.
 // The vector versions (dispatch table) must match it bit for bit.
-void quantize_activations_reference(const float* x, const QuantizedActivations& q,
-                                    std::size_t row_begin, std::size_t row_end);
+void quantize_activations_reference(const float* x, const QuantizedActivations& q, std::size_t row_begin,
+                                    std::size_t row_end);
 
 }  // namespace kiln::kernels

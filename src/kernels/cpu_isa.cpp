@@ -48,7 +48,7 @@ CpuFeatures probe() {
   const CpuidRegs l1 = cpuid(1, 0);
   const bool osxsave = bit(l1.ecx, 27);
   const std::uint64_t xcr0 = osxsave ? read_xcr0() : 0;
-  f.os_avx = (xcr0 & 0x6) == 0x6;             // SSE + AVX state
+  f.os_avx = (xcr0 & 0x6) == 0x6;                   // SSE + AVX state
   f.os_avx512 = f.os_avx && (xcr0 & 0xe0) == 0xe0;  // opmask, ZMM_Hi256, Hi16_ZMM
   const bool os_amx = (xcr0 & 0x60000) == 0x60000;  // XTILECFG + XTILEDATA
   f.fma = bit(l1.ecx, 12) && f.os_avx;
@@ -73,16 +73,12 @@ CpuFeatures probe() {
 
 bool has_level(const CpuFeatures& f, Isa isa) {
   switch (isa) {
-    case Isa::kScalar:
-      return true;
-    case Isa::kAvx2:
-      return f.avx2 && f.fma && f.f16c && f.bmi2;
+    case Isa::kScalar: return true;
+    case Isa::kAvx2: return f.avx2 && f.fma && f.f16c && f.bmi2;
     case Isa::kAvx512:
-      return has_level(f, Isa::kAvx2) && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq &&
-             f.avx512_vnni && f.avx512_bf16;
-    case Isa::kAmx:
-      return has_level(f, Isa::kAvx512) && f.amx_tile && f.amx_int8 && f.amx_bf16 &&
-             f.amx_permitted;
+      return has_level(f, Isa::kAvx2) && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512_vnni &&
+             f.avx512_bf16;
+    case Isa::kAmx: return has_level(f, Isa::kAvx512) && f.amx_tile && f.amx_int8 && f.amx_bf16 && f.amx_permitted;
   }
   return false;
 }
@@ -143,12 +139,19 @@ std::string describe_cpu_features() {
   const CpuFeatures& f = cpu_features();
   std::string out(isa_name(detected_isa()));
   out += " (";
-  const std::pair<const char*, bool> flags[] = {
-      {"avx2", f.avx2},         {"fma", f.fma},           {"f16c", f.f16c},
-      {"bmi2", f.bmi2},         {"avx512f", f.avx512f},   {"avx512bw", f.avx512bw},
-      {"avx512vl", f.avx512vl}, {"avx512dq", f.avx512dq}, {"avx512_vnni", f.avx512_vnni},
-      {"avx512_bf16", f.avx512_bf16}, {"amx_tile", f.amx_tile}, {"amx_int8", f.amx_int8},
-      {"amx_bf16", f.amx_bf16}};
+  const std::pair<const char*, bool> flags[] = {{"avx2", f.avx2},
+                                                {"fma", f.fma},
+                                                {"f16c", f.f16c},
+                                                {"bmi2", f.bmi2},
+                                                {"avx512f", f.avx512f},
+                                                {"avx512bw", f.avx512bw},
+                                                {"avx512vl", f.avx512vl},
+                                                {"avx512dq", f.avx512dq},
+                                                {"avx512_vnni", f.avx512_vnni},
+                                                {"avx512_bf16", f.avx512_bf16},
+                                                {"amx_tile", f.amx_tile},
+                                                {"amx_int8", f.amx_int8},
+                                                {"amx_bf16", f.amx_bf16}};
   bool first = true;
   for (const auto& [name, present] : flags) {
     if (!present) continue;

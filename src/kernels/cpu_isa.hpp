@@ -22,8 +22,8 @@ struct CpuFeatures {
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
   bool avx512_vnni = false, avx512_bf16 = false;
   bool amx_tile = false, amx_int8 = false, amx_bf16 = false;
-  bool os_avx = false;      // XCR0 enables YMM state
-  bool os_avx512 = false;   // XCR0 enables opmask + ZMM state
+  bool os_avx = false;         // XCR0 enables YMM state
+  bool os_avx512 = false;      // XCR0 enables opmask + ZMM state
   bool amx_permitted = false;  // arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA) succeeded
 };
 

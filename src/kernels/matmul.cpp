@@ -12,8 +12,8 @@ namespace {
 
 const MatmulTable& table_for(Isa isa) {
   if (!isa_supported(isa)) {
-    fail(ErrorKind::kUnsupported, "ISA '{}' is not supported by this CPU (detected: {})",
-         isa_name(isa), isa_name(detected_isa()));
+    fail(ErrorKind::kUnsupported, "ISA '{}' is not supported by this CPU (detected: {})", isa_name(isa),
+         isa_name(detected_isa()));
   }
   switch (isa) {
     case Isa::kAvx2: return avx2_matmul_table();
@@ -24,15 +24,11 @@ const MatmulTable& table_for(Isa isa) {
 }
 
 // 0 stands for "one group covers the whole row".
-std::size_t effective_group(std::size_t group_size, std::size_t in) {
-  return group_size >= in ? 0 : group_size;
-}
+std::size_t effective_group(std::size_t group_size, std::size_t in) { return group_size >= in ? 0 : group_size; }
 
 }  // namespace
 
-std::string_view activation_mode_name(ActivationMode mode) {
-  return mode == ActivationMode::kInt8 ? "int8" : "f32";
-}
+std::string_view activation_mode_name(ActivationMode mode) { return mode == ActivationMode::kInt8 ? "int8" : "f32"; }
 
 MatmulKernels find_matmul_kernels(Isa isa, WeightScheme scheme, ActivationMode mode) {
   const MatmulTable& table = table_for(isa);
@@ -46,9 +42,8 @@ MatmulKernels find_matmul_kernels(Isa isa, WeightScheme scheme, ActivationMode m
     accepted += weight_scheme_name(s);
   }
   fail(ErrorKind::kUnsupported,
-       "no {} matmul kernel for {} weights with {} activations (accepted with {} activations: {})",
-       isa_name(isa), weight_scheme_name(scheme), activation_mode_name(mode),
-       activation_mode_name(mode), accepted);
+       "no {} matmul kernel for {} weights with {} activations (accepted with {} activations: {})", isa_name(isa),
+       weight_scheme_name(scheme), activation_mode_name(mode), activation_mode_name(mode), accepted);
 }
 
 QuantizeActivationsFn find_quantize_activations(Isa isa) { return table_for(isa).quantize; }
@@ -71,8 +66,7 @@ std::size_t int8_block_columns(const PackedLayout& w, std::size_t act_group_size
   return block;
 }
 
-void check_activation_groups(const PackedLayout& w, std::size_t act_group_size,
-                             std::string_view name) {
+void check_activation_groups(const PackedLayout& w, std::size_t act_group_size, std::string_view name) {
   if (!is_integer_scheme(w.scheme)) {
     fail(ErrorKind::kUnsupported,
          "tensor '{}': {} weights take f32 activations; dynamic quantisation applies to int4 / "
@@ -82,19 +76,20 @@ void check_activation_groups(const PackedLayout& w, std::size_t act_group_size,
   const std::size_t gw = effective_group(w.group_size, w.in);
   const std::size_t ga = effective_group(act_group_size, w.in);
   if (act_group_size == 0 || (ga != 0 && ga % kActivationChunk != 0)) {
-    fail("tensor '{}': DYNAMIC_QUANTIZATION_GROUP_SIZE {} is not supported (accepted: a multiple "
-         "of {}, or >= the input width {})",
-         name, act_group_size, kActivationChunk, w.in);
+    fail(
+        "tensor '{}': DYNAMIC_QUANTIZATION_GROUP_SIZE {} is not supported (accepted: a multiple "
+        "of {}, or >= the input width {})",
+        name, act_group_size, kActivationChunk, w.in);
   }
   if (gw != 0 && ga != 0 && std::max(gw, ga) % std::min(gw, ga) != 0) {
-    fail("tensor '{}': DYNAMIC_QUANTIZATION_GROUP_SIZE {} and the weight group size {} do not "
-         "nest (one must be a multiple of the other)",
-         name, act_group_size, w.group_size);
+    fail(
+        "tensor '{}': DYNAMIC_QUANTIZATION_GROUP_SIZE {} and the weight group size {} do not "
+        "nest (one must be a multiple of the other)",
+        name, act_group_size, w.group_size);
   }
 }
 
-void check_matmul_args(const PackedWeights& w, const MatmulArgs& args, ActivationMode mode,
-                       std::string_view name) {
+void check_matmul_args(const PackedWeights& w, const MatmulArgs& args, ActivationMode mode, std::string_view name) {
   const PackedLayout& l = w.layout;
   if (w.blob == nullptr) fail("tensor '{}': packed weights are missing", name);
   if (args.n == 0 || args.y == nullptr) fail("tensor '{}': matmul needs at least one row and an output", name);

@@ -42,12 +42,11 @@ struct MatmulArgs {
 
 // Computes output rows (= weight rows) [row_begin, row_end) for all n activation rows.
 // Any range is valid; ranges aligned to layout.tile_rows avoid decoding a tile twice.
-using MatmulFn = void (*)(const PackedWeights& w, const MatmulArgs& args, std::size_t row_begin,
-                          std::size_t row_end);
+using MatmulFn = void (*)(const PackedWeights& w, const MatmulArgs& args, std::size_t row_begin, std::size_t row_end);
 
 // Quantises rows [row_begin, row_end) of x [n, in] (see activation_quant.hpp).
-using QuantizeActivationsFn = void (*)(const float* x, const QuantizedActivations& q,
-                                       std::size_t row_begin, std::size_t row_end);
+using QuantizeActivationsFn = void (*)(const float* x, const QuantizedActivations& q, std::size_t row_begin,
+                                       std::size_t row_end);
 
 // gemv: tuned for n == 1 (decode); gemm: for many rows (prefill). Both accept any n >= 1.
 struct MatmulKernels {
@@ -71,14 +70,12 @@ QuantizeActivationsFn find_quantize_activations(Isa isa);
 // kInt8 mode: the larger group size must be a multiple of the smaller (a size >= in counts as one
 // group per row), so every integer block has one weight scale and one activation scale. Throws
 // a kiln::Error naming `name`. Call once per layer at compile time, not on the token path.
-void check_activation_groups(const PackedLayout& w, std::size_t act_group_size,
-                             std::string_view name);
+void check_activation_groups(const PackedLayout& w, std::size_t act_group_size, std::string_view name);
 
 // Checks that `args` fits `w` in this mode (pointers present, widths and strides consistent,
 // activation groups compatible) and throws a kiln::Error naming `name` and the mismatch. O(1):
 // the runtime calls it when it binds a layer's buffers; the kernels themselves trust their input.
-void check_matmul_args(const PackedWeights& w, const MatmulArgs& args, ActivationMode mode,
-                       std::string_view name);
+void check_matmul_args(const PackedWeights& w, const MatmulArgs& args, ActivationMode mode, std::string_view name);
 
 // The columns summed in integers before one scale multiply: the smaller of the two effective
 // group sizes (a multiple of kActivationChunk), or the whole row when both cover it; at most

@@ -11,9 +11,7 @@ namespace kiln::kernels {
 
 inline constexpr std::size_t kNumWeightSchemes = kAllWeightSchemes.size();
 
-inline constexpr std::size_t scheme_index(WeightScheme scheme) {
-  return static_cast<std::size_t>(scheme);
-}
+inline constexpr std::size_t scheme_index(WeightScheme scheme) { return static_cast<std::size_t>(scheme); }
 
 struct MatmulTable {
   std::array<MatmulKernels, kNumWeightSchemes> int8{};  // kInt8 activations, by scheme_index

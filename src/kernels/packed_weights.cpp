@@ -14,9 +14,7 @@
 namespace kiln::kernels {
 namespace {
 
-std::size_t round_up(std::size_t value, std::size_t multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
+std::size_t round_up(std::size_t value, std::size_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 
 // Bytes one stored weight takes in the x86 layouts (4-bit codes count as half).
 std::size_t tile_data_bytes(WeightScheme scheme, std::size_t rows, std::size_t k) {
@@ -34,10 +32,8 @@ std::size_t tile_data_bytes(WeightScheme scheme, std::size_t rows, std::size_t k
 std::uint8_t stored_code(Isa isa, WeightScheme scheme, int code) {
   switch (scheme) {
     case WeightScheme::kInt4Sym: return static_cast<std::uint8_t>(code + 8);
-    case WeightScheme::kInt8Sym:
-      return static_cast<std::uint8_t>(isa == Isa::kAvx2 ? code : code + 128);
-    case WeightScheme::kInt8Asym:
-      return static_cast<std::uint8_t>(isa == Isa::kAvx2 ? code - 128 : code);
+    case WeightScheme::kInt8Sym: return static_cast<std::uint8_t>(isa == Isa::kAvx2 ? code : code + 128);
+    case WeightScheme::kInt8Asym: return static_cast<std::uint8_t>(isa == Isa::kAvx2 ? code - 128 : code);
     default: return static_cast<std::uint8_t>(code);
   }
 }
@@ -47,12 +43,12 @@ void stored_row(const WeightView& w, Isa isa, std::size_t row, std::uint8_t* out
   const std::size_t base = row * w.in;
   if (is_4bit_scheme(w.scheme)) {
     const unsigned offset = w.scheme == WeightScheme::kInt4Sym ? 8u : 0u;  // i4 -> u4: code + 8
-    for (std::size_t k = 0; k < w.in; ++k) out[k] = static_cast<std::uint8_t>((read_nibble(w.data, base + k) + offset) & 0xFu);
+    for (std::size_t k = 0; k < w.in; ++k)
+      out[k] = static_cast<std::uint8_t>((read_nibble(w.data, base + k) + offset) & 0xFu);
     return;
   }
   for (std::size_t k = 0; k < w.in; ++k) {
-    const int code = w.scheme == WeightScheme::kInt8Sym ? static_cast<std::int8_t>(w.data[base + k])
-                                                        : w.data[base + k];
+    const int code = w.scheme == WeightScheme::kInt8Sym ? static_cast<std::int8_t>(w.data[base + k]) : w.data[base + k];
     out[k] = stored_code(isa, w.scheme, code);
   }
 }
@@ -109,8 +105,7 @@ void pack_values(const WeightView& w, const PackedLayout& l, std::uint8_t* data)
   }
 }
 
-void pack_params(const WeightView& w, const PackedLayout& l, std::uint16_t* scales,
-                 std::uint8_t* zeros) {
+void pack_params(const WeightView& w, const PackedLayout& l, std::uint16_t* scales, std::uint8_t* zeros) {
   const std::size_t R = l.tile_rows;
   for (std::size_t row = 0; row < w.out; ++row) {
     const std::size_t t = row / R, r = row % R;
@@ -124,8 +119,7 @@ void pack_params(const WeightView& w, const PackedLayout& l, std::uint16_t* scal
 
 }  // namespace
 
-PackedLayout packed_layout(Isa isa, WeightScheme scheme, std::size_t out, std::size_t in,
-                           std::size_t group_size) {
+PackedLayout packed_layout(Isa isa, WeightScheme scheme, std::size_t out, std::size_t in, std::size_t group_size) {
   PackedLayout l;
   l.isa = isa;
   l.scheme = scheme;
@@ -193,8 +187,10 @@ void pack_weights_into(const WeightView& w, const PackedLayout& layout, std::spa
   const PackedLayout expected = packed_layout(layout.isa, w.scheme, w.out, w.in, w.group_size);
   if (expected.total_bytes != layout.total_bytes || expected.tile_rows != layout.tile_rows ||
       expected.k_padded != layout.k_padded || blob.size() < layout.total_bytes) {
-    fail(ErrorKind::kInternal, "tensor '{}': packed layout or blob ({} bytes) does not match the "
-         "matrix ({} bytes expected)", name, blob.size(), expected.total_bytes);
+    fail(ErrorKind::kInternal,
+         "tensor '{}': packed layout or blob ({} bytes) does not match the "
+         "matrix ({} bytes expected)",
+         name, blob.size(), expected.total_bytes);
   }
   std::uint8_t* out = blob.data();
   std::memset(out, 0, layout.total_bytes);  // padding rows, columns and sections are zero

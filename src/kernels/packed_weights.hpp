@@ -51,8 +51,7 @@ struct PackedLayout {
 
 // The layout `pack_weights` produces for this ISA. Throws kiln::Error for a combination the
 // ISA has no kernel for.
-PackedLayout packed_layout(Isa isa, WeightScheme scheme, std::size_t out, std::size_t in,
-                           std::size_t group_size);
+PackedLayout packed_layout(Isa isa, WeightScheme scheme, std::size_t out, std::size_t in, std::size_t group_size);
 
 // A packed matrix: its layout and a pointer to its blob (owned elsewhere: a PackedMatrix or a
 // mapped cache file, 64-byte aligned).
@@ -61,9 +60,7 @@ struct PackedWeights {
   const std::uint8_t* blob = nullptr;
 
   const std::uint8_t* data() const { return blob + layout.data_offset; }
-  const std::uint16_t* scales() const {
-    return reinterpret_cast<const std::uint16_t*>(blob + layout.scales_offset);
-  }
+  const std::uint16_t* scales() const { return reinterpret_cast<const std::uint16_t*>(blob + layout.scales_offset); }
   const std::uint8_t* zeros() const { return blob + layout.zeros_offset; }
   // The canonical view, for the kScalar layout only.
   WeightView canonical_view() const;
@@ -92,7 +89,7 @@ PackedMatrix pack_weights(const WeightView& canonical, Isa isa, std::string_view
 
 // The same into caller memory of layout.total_bytes, 64-byte aligned (e.g. a mapped compile-cache
 // file, so the packed copy never sits on the heap); `layout` = packed_layout(...) for this matrix.
-void pack_weights_into(const WeightView& canonical, const PackedLayout& layout,
-                       std::span<std::uint8_t> blob, std::string_view name);
+void pack_weights_into(const WeightView& canonical, const PackedLayout& layout, std::span<std::uint8_t> blob,
+                       std::string_view name);
 
 }  // namespace kiln::kernels

@@ -58,8 +58,7 @@ std::string describe(const GroupPlace& place) {
 float round_scale_to_f16(float scale, const GroupPlace& place) {
   const float rounded = f16_to_f32(f32_to_f16(scale));
   if (!std::isfinite(rounded)) {
-    fail("{}: quantisation scale {} exceeds the f16 range (largest finite 65504)",
-         describe(place), scale);
+    fail("{}: quantisation scale {} exceeds the f16 range (largest finite 65504)", describe(place), scale);
   }
   return rounded;
 }
@@ -124,9 +123,7 @@ QuantParams params_for(WeightScheme scheme, std::span<const float> group, const 
       hi = std::max(hi, 0.0f);
       scale = (hi - lo) / static_cast<float>((1 << bits) - 1);
       break;
-    case WeightScheme::kNf4:
-      scale = std::max(std::fabs(lo), std::fabs(hi));
-      break;
+    case WeightScheme::kNf4: scale = std::max(std::fabs(lo), std::fabs(hi)); break;
     default:
       fail(ErrorKind::kInternal, "{}: scheme {} has no quantisation parameters", describe(place),
            weight_scheme_name(scheme));
@@ -140,13 +137,13 @@ QuantParams params_for(WeightScheme scheme, std::span<const float> group, const 
   return p;
 }
 
-void check_shape(WeightScheme scheme, std::size_t out, std::size_t in, std::size_t group_size,
-                 std::string_view name) {
+void check_shape(WeightScheme scheme, std::size_t out, std::size_t in, std::size_t group_size, std::string_view name) {
   if (out == 0 || in == 0) fail("tensor '{}': empty weight matrix [{}, {}]", name, out, in);
   if (!is_float_scheme(scheme) && (group_size == 0 || group_size > in)) {
-    fail("tensor '{}': group size {} is out of range for input width {} (accepted: 1..{}, {} = "
-         "per-channel)",
-         name, group_size, in, in, in);
+    fail(
+        "tensor '{}': group size {} is out of range for input width {} (accepted: 1..{}, {} = "
+        "per-channel)",
+        name, group_size, in, in, in);
   }
 }
 
@@ -170,9 +167,10 @@ WeightScheme parse_weight_scheme(std::string_view name) {
   for (WeightScheme s : kAllWeightSchemes) {
     if (weight_scheme_name(s) == name) return s;
   }
-  fail("unknown weight scheme '{}' (accepted: f32, f16, bf16, int8_sym, int8_asym, int4_sym, "
-       "int4_asym, nf4)",
-       name);
+  fail(
+      "unknown weight scheme '{}' (accepted: f32, f16, bf16, int8_sym, int8_asym, int4_sym, "
+      "int4_asym, nf4)",
+      name);
 }
 
 int min_code(WeightScheme scheme) {
@@ -211,13 +209,11 @@ std::size_t weight_data_bytes(WeightScheme scheme, std::size_t out, std::size_t 
   return code_bytes(scheme, out * in);
 }
 
-std::size_t scale_bytes(WeightScheme scheme, std::size_t out, std::size_t in,
-                        std::size_t group_size) {
+std::size_t scale_bytes(WeightScheme scheme, std::size_t out, std::size_t in, std::size_t group_size) {
   return is_float_scheme(scheme) ? 0 : out * num_groups(in, group_size) * sizeof(std::uint16_t);
 }
 
-std::size_t zero_point_bytes(WeightScheme scheme, std::size_t out, std::size_t in,
-                             std::size_t group_size) {
+std::size_t zero_point_bytes(WeightScheme scheme, std::size_t out, std::size_t in, std::size_t group_size) {
   return has_zero_points(scheme) ? code_bytes(scheme, out * num_groups(in, group_size)) : 0;
 }
 
@@ -242,12 +238,10 @@ int quantize_value(WeightScheme scheme, float w, QuantParams params) {
     static const std::array<float, 15> centers = nf4_centers();
     const float normalized = w / params.scale;
     // searchsorted(centers, v, side='left'): the number of centers strictly below v.
-    return static_cast<int>(std::lower_bound(centers.begin(), centers.end(), normalized) -
-                            centers.begin());
+    return static_cast<int>(std::lower_bound(centers.begin(), centers.end(), normalized) - centers.begin());
   }
   const float q = std::nearbyint(w / params.scale + static_cast<float>(params.zero_point));
-  return static_cast<int>(std::clamp(q, static_cast<float>(min_code(scheme)),
-                                     static_cast<float>(max_code(scheme))));
+  return static_cast<int>(std::clamp(q, static_cast<float>(min_code(scheme)), static_cast<float>(max_code(scheme))));
 }
 
 float dequantize_value(WeightScheme scheme, int code, QuantParams params) {
@@ -255,8 +249,7 @@ float dequantize_value(WeightScheme scheme, int code, QuantParams params) {
   return static_cast<float>(code - params.zero_point) * params.scale;
 }
 
-QuantizedMatrix::QuantizedMatrix(WeightScheme scheme, std::size_t out, std::size_t in,
-                                 std::size_t group_size)
+QuantizedMatrix::QuantizedMatrix(WeightScheme scheme, std::size_t out, std::size_t in, std::size_t group_size)
     : scheme_(scheme), out_(out), in_(in), group_size_(is_float_scheme(scheme) ? in : group_size) {
   check_shape(scheme, out, in, group_size_, "(new matrix)");
   data_.assign(weight_data_bytes(scheme, out, in), 0);
@@ -295,9 +288,8 @@ void QuantizedMatrix::set_params(std::size_t row, std::size_t group, QuantParams
   }
 }
 
-QuantizedMatrix quantize_weights(std::span<const float> weights, std::size_t out, std::size_t in,
-                                 WeightScheme scheme, std::size_t group_size,
-                                 std::string_view name) {
+QuantizedMatrix quantize_weights(std::span<const float> weights, std::size_t out, std::size_t in, WeightScheme scheme,
+                                 std::size_t group_size, std::string_view name) {
   check_shape(scheme, out, in, group_size, name);
   if (weights.size() != out * in) {
     fail("tensor '{}': {} values given for a [{}, {}] matrix", name, weights.size(), out, in);
@@ -309,18 +301,14 @@ QuantizedMatrix quantize_weights(std::span<const float> weights, std::size_t out
       if (!std::isfinite(w)) fail("tensor '{}': weight [{}, {}] is not finite", name, i / in, i % in);
       std::uint16_t bits16 = 0;
       switch (scheme) {
-        case WeightScheme::kF32:
-          std::memcpy(m.data().data() + 4 * i, &w, 4);
-          continue;
+        case WeightScheme::kF32: std::memcpy(m.data().data() + 4 * i, &w, 4); continue;
         case WeightScheme::kF16:
           bits16 = f32_to_f16(w);
           if (!std::isfinite(f16_to_f32(bits16))) {
             fail("tensor '{}': weight [{}, {}] = {} exceeds the f16 range", name, i / in, i % in, w);
           }
           break;
-        default:
-          bits16 = f32_to_bf16(w);
-          break;
+        default: bits16 = f32_to_bf16(w); break;
       }
       std::memcpy(m.data().data() + 2 * i, &bits16, 2);
     }
@@ -354,8 +342,7 @@ int read_code(const WeightView& view, std::size_t row, std::size_t col) {
     case WeightScheme::kInt4Asym:
     case WeightScheme::kNf4: return static_cast<int>(read_nibble(view.data, index));
     default:
-      fail(ErrorKind::kInternal, "read_code: scheme {} stores values, not codes",
-           weight_scheme_name(view.scheme));
+      fail(ErrorKind::kInternal, "read_code: scheme {} stores values, not codes", weight_scheme_name(view.scheme));
   }
 }
 
@@ -374,9 +361,7 @@ void dequantize_row(const WeightView& view, std::size_t row, std::span<float> ds
   KILN_DASSERT(dst.size() == view.in);
   const std::size_t base = row * view.in;
   switch (view.scheme) {
-    case WeightScheme::kF32:
-      std::memcpy(dst.data(), view.data + 4 * base, 4 * view.in);
-      return;
+    case WeightScheme::kF32: std::memcpy(dst.data(), view.data + 4 * base, 4 * view.in); return;
     case WeightScheme::kF16:
     case WeightScheme::kBf16:
       for (std::size_t col = 0; col < view.in; ++col) {
@@ -385,8 +370,7 @@ void dequantize_row(const WeightView& view, std::size_t row, std::span<float> ds
         dst[col] = view.scheme == WeightScheme::kF16 ? f16_to_f32(bits16) : bf16_to_f32(bits16);
       }
       return;
-    default:
-      break;
+    default: break;
   }
   for (std::size_t g = 0; g < view.groups(); ++g) {
     const QuantParams p = read_params(view, row, g);

@@ -29,7 +29,7 @@ namespace kiln {
 enum class WeightScheme : std::uint8_t { kF32, kF16, kBf16, kInt8Sym, kInt8Asym, kInt4Sym, kInt4Asym, kNf4 };
 
 inline constexpr std::array<WeightScheme, 8> kAllWeightSchemes = {
-    WeightScheme::kF32,     WeightScheme::kF16,      WeightScheme::kBf16,     WeightScheme::kInt8Sym,
+    WeightScheme::kF32,      WeightScheme::kF16,     WeightScheme::kBf16,     WeightScheme::kInt8Sym,
     WeightScheme::kInt8Asym, WeightScheme::kInt4Sym, WeightScheme::kInt4Asym, WeightScheme::kNf4};
 
 // "f32", "f16", "bf16", "int8_sym", "int8_asym", "int4_sym", "int4_asym", "nf4".
@@ -40,15 +40,13 @@ WeightScheme parse_weight_scheme(std::string_view name);
 
 // f32, f16, bf16: stored as values, no scales.
 constexpr bool is_float_scheme(WeightScheme scheme) {
-  return scheme == WeightScheme::kF32 || scheme == WeightScheme::kF16 ||
-         scheme == WeightScheme::kBf16;
+  return scheme == WeightScheme::kF32 || scheme == WeightScheme::kF16 || scheme == WeightScheme::kBf16;
 }
 constexpr bool has_zero_points(WeightScheme scheme) {
   return scheme == WeightScheme::kInt8Asym || scheme == WeightScheme::kInt4Asym;
 }
 constexpr bool is_4bit_scheme(WeightScheme scheme) {
-  return scheme == WeightScheme::kInt4Sym || scheme == WeightScheme::kInt4Asym ||
-         scheme == WeightScheme::kNf4;
+  return scheme == WeightScheme::kInt4Sym || scheme == WeightScheme::kInt4Asym || scheme == WeightScheme::kNf4;
 }
 // int4 / int8, sym or asym: the schemes integer dot products (kInt8 activations) apply to.
 constexpr bool is_integer_scheme(WeightScheme scheme) {
@@ -70,8 +68,7 @@ std::size_t weight_data_bytes(WeightScheme scheme, std::size_t out, std::size_t 
 // 0 for float schemes.
 std::size_t scale_bytes(WeightScheme scheme, std::size_t out, std::size_t in, std::size_t group_size);
 // 0 unless the scheme has zero points.
-std::size_t zero_point_bytes(WeightScheme scheme, std::size_t out, std::size_t in,
-                             std::size_t group_size);
+std::size_t zero_point_bytes(WeightScheme scheme, std::size_t out, std::size_t in, std::size_t group_size);
 
 // 4-bit access over a flat index: even index in the low nibble.
 inline unsigned read_nibble(const std::uint8_t* bytes, std::size_t index) {
@@ -79,8 +76,7 @@ inline unsigned read_nibble(const std::uint8_t* bytes, std::size_t index) {
 }
 inline void write_nibble(std::uint8_t* bytes, std::size_t index, unsigned value) {
   const unsigned shift = (index & 1) * 4;
-  bytes[index / 2] = static_cast<std::uint8_t>((bytes[index / 2] & ~(0xFu << shift)) |
-                                               ((value & 0xFu) << shift));
+  bytes[index / 2] = static_cast<std::uint8_t>((bytes[index / 2] & ~(0xFu << shift)) | ((value & 0xFu) << shift));
 }
 
 // A non-owning view of a canonical matrix (from a mapped model.bin or a QuantizedMatrix).
@@ -88,9 +84,9 @@ struct WeightView {
   WeightScheme scheme = WeightScheme::kF32;
   std::size_t out = 0;
   std::size_t in = 0;
-  std::size_t group_size = 0;                // == in for float schemes and per-channel
-  const std::uint8_t* data = nullptr;        // codes or values, weight_data_bytes()
-  const std::uint16_t* scales = nullptr;     // f16 [out, num_groups], quantised schemes only
+  std::size_t group_size = 0;                 // == in for float schemes and per-channel
+  const std::uint8_t* data = nullptr;         // codes or values, weight_data_bytes()
+  const std::uint16_t* scales = nullptr;      // f16 [out, num_groups], quantised schemes only
   const std::uint8_t* zero_points = nullptr;  // [out, num_groups] packed, asym schemes only
 
   std::size_t groups() const { return num_groups(in, group_size); }
@@ -140,8 +136,8 @@ class QuantizedMatrix {
   std::size_t in() const { return in_; }
   std::size_t group_size() const { return group_size_; }
 
-  std::vector<std::uint8_t>& data() { return data_; }               // weight_data_bytes
-  std::vector<std::uint16_t>& scales() { return scales_; }          // [out, num_groups] f16
+  std::vector<std::uint8_t>& data() { return data_; }                // weight_data_bytes
+  std::vector<std::uint16_t>& scales() { return scales_; }           // [out, num_groups] f16
   std::vector<std::uint8_t>& zero_points() { return zero_points_; }  // packed like the codes
   const std::vector<std::uint8_t>& data() const { return data_; }
   const std::vector<std::uint16_t>& scales() const { return scales_; }
@@ -162,9 +158,8 @@ class QuantizedMatrix {
 // Round-to-nearest quantisation (or conversion, for float schemes) of an f32 [out, in] matrix.
 // group_size is ignored for float schemes; for quantised ones 1 <= group_size <= in
 // (in = per-channel). `name` is the tensor named in errors.
-QuantizedMatrix quantize_weights(std::span<const float> weights, std::size_t out, std::size_t in,
-                                 WeightScheme scheme, std::size_t group_size,
-                                 std::string_view name);
+QuantizedMatrix quantize_weights(std::span<const float> weights, std::size_t out, std::size_t in, WeightScheme scheme,
+                                 std::size_t group_size, std::string_view name);
 
 // The stored code at (row, col), sign-extended for the sym schemes. Quantised schemes only.
 int read_code(const WeightView& view, std::size_t row, std::size_t col);

@@ -59,8 +59,8 @@ LlamaModel::LlamaModel(const ir::ModelConfig& config, std::shared_ptr<const ir::
   kv_layout.num_kv_heads = config_.num_kv_heads;
   kv_layout.head_dim = config_.head_dim;
   if (kv_layout.num_blocks <= 0 || kv_layout.block_size <= 0) {
-    fail("KV cache needs a positive number of blocks and block size, got {} blocks of {} tokens",
-         kv_layout.num_blocks, kv_layout.block_size);
+    fail("KV cache needs a positive number of blocks and block size, got {} blocks of {} tokens", kv_layout.num_blocks,
+         kv_layout.block_size);
   }
   ops_->allocate_kv_cache(kv_layout);
 }
@@ -140,10 +140,12 @@ void LlamaModel::step(std::span<const SequenceChunk> batch, StepOutput& out) {
     const std::int64_t window = config_.window_of_layer(static_cast<std::int64_t>(l));
     for (AttentionSequence& s : sequences_) s.window = window;
     const bool last = l + 1 == layers_.size();
-    const std::int64_t out_rows = run_layer(layers_[l], static_cast<std::int64_t>(l), rows, sequences_, last && compact);
+    const std::int64_t out_rows =
+        run_layer(layers_[l], static_cast<std::int64_t>(l), rows, sequences_, last && compact);
     // The MLP output joins the residual stream inside the next layer's input norm.
     if (!last) {
-      ops_->add_rms_norm(residual, ws_.proj.data(), *layers_[l + 1].attn_norm, config_.rms_norm_eps, rows, hidden, normed);
+      ops_->add_rms_norm(residual, ws_.proj.data(), *layers_[l + 1].attn_norm, config_.rms_norm_eps, rows, hidden,
+                         normed);
     } else if (out_rows > 0) {
       ops_->add(residual, ws_.proj.data(), out_rows * hidden);
     }
@@ -180,9 +182,8 @@ std::int64_t LlamaModel::run_layer(const Layer& layer, std::int64_t index, std::
   float* q = grow(ws_.q, rows * c.q_dim());
   float* k = grow(ws_.k, rows * c.kv_dim());
   float* v = grow(ws_.v, rows * c.kv_dim());
-  const LinearTarget qkv[] = {{layer.wq.get(), layer.bq.get(), q},
-                              {layer.wk.get(), layer.bk.get(), k},
-                              {layer.wv.get(), layer.bv.get(), v}};
+  const LinearTarget qkv[] = {
+      {layer.wq.get(), layer.bq.get(), q}, {layer.wk.get(), layer.bk.get(), k}, {layer.wv.get(), layer.bv.get(), v}};
   ops_->linear(normed, rows, qkv);
   if (c.qk_norm) {  // each head of q and k normalised on its own: [rows * heads, head_dim]
     ops_->rms_norm(q, *layer.q_norm, c.rms_norm_eps, rows * c.num_heads, c.head_dim, q);

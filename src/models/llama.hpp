@@ -19,8 +19,8 @@ class LlamaModel final : public LanguageModel {
   // Validates the source's tensors against the config, loads them through `ops` and allocates
   // the KV cache with `kv_layout` (its model-dependent fields are filled in here). `source`
   // must stay alive: backends may keep views into its mapped files.
-  LlamaModel(const ir::ModelConfig& config, std::shared_ptr<const ir::TensorSource> source,
-             std::unique_ptr<Ops> ops, KvCacheLayout kv_layout);
+  LlamaModel(const ir::ModelConfig& config, std::shared_ptr<const ir::TensorSource> source, std::unique_ptr<Ops> ops,
+             KvCacheLayout kv_layout);
 
   const ir::ModelConfig& config() const override { return config_; }
   const KvCacheLayout& kv_cache_layout() const override { return ops_->kv_cache_layout(); }
@@ -35,19 +35,19 @@ class LlamaModel final : public LanguageModel {
 
   // Scratch buffers, grown to the largest step seen and then reused (no allocation per token).
   struct Workspace {
-    std::vector<std::int32_t> ids;        // [rows]
-    std::vector<std::int64_t> positions;  // [rows]
-    std::vector<std::int64_t> slots;      // [rows]
-    std::vector<float> cos, sin;          // [rows, rotary_dim / 2]
-    std::vector<float> residual;          // [rows, hidden]
-    std::vector<float> normed;            // [rows, hidden]
-    std::vector<float> q;                 // [rows, heads * head_dim]
-    std::vector<float> k, v;              // [rows, kv_heads * head_dim]
-    std::vector<float> attn;              // [rows, heads * head_dim]
-    std::vector<float> proj;              // [rows, hidden]
-    std::vector<float> gate, up;          // [rows, intermediate]
-    std::vector<float> head_in;           // [logit rows, hidden]
-    std::vector<std::int64_t> logit_rows; // [logit rows]: the step's rows whose logits are wanted
+    std::vector<std::int32_t> ids;         // [rows]
+    std::vector<std::int64_t> positions;   // [rows]
+    std::vector<std::int64_t> slots;       // [rows]
+    std::vector<float> cos, sin;           // [rows, rotary_dim / 2]
+    std::vector<float> residual;           // [rows, hidden]
+    std::vector<float> normed;             // [rows, hidden]
+    std::vector<float> q;                  // [rows, heads * head_dim]
+    std::vector<float> k, v;               // [rows, kv_heads * head_dim]
+    std::vector<float> attn;               // [rows, heads * head_dim]
+    std::vector<float> proj;               // [rows, hidden]
+    std::vector<float> gate, up;           // [rows, intermediate]
+    std::vector<float> head_in;            // [logit rows, hidden]
+    std::vector<std::int64_t> logit_rows;  // [logit rows]: the step's rows whose logits are wanted
   };
 
   std::unique_ptr<Weight> load(const std::string& name, WeightUse use);

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "ir/tensor_view.hpp"
-#include "util/error.hpp"
 #include "models/kv_layout.hpp"
+#include "util/error.hpp"
 
 namespace kiln::models {
 
@@ -74,13 +74,13 @@ class Ops {
   virtual void embed(const Weight& table, std::span<const std::int32_t> ids, float* out) = 0;
 
   // out [rows, dim] = x / rms(x) * gain.
-  virtual void rms_norm(const float* x, const Weight& gain, double eps, std::int64_t rows,
-                        std::int64_t dim, float* out) = 0;
+  virtual void rms_norm(const float* x, const Weight& gain, double eps, std::int64_t rows, std::int64_t dim,
+                        float* out) = 0;
 
   // residual [rows, dim] += x; out = rms_norm(residual): the residual add fused into the norm
   // that follows it, saving a pass over memory.
-  virtual void add_rms_norm(float* residual, const float* x, const Weight& gain, double eps,
-                            std::int64_t rows, std::int64_t dim, float* out) = 0;
+  virtual void add_rms_norm(float* residual, const float* x, const Weight& gain, double eps, std::int64_t rows,
+                            std::int64_t dim, float* out) = 0;
 
   // acc [count] += x.
   virtual void add(float* acc, const float* x, std::int64_t count) = 0;
@@ -91,16 +91,15 @@ class Ops {
   // Rotates q [rows, num_heads, head_dim] and k [rows, num_kv_heads, head_dim] in place, HF
   // "rotate_half" convention over the first rotary_dim dims of each head (dimension i pairs with
   // i + rotary_dim/2).
-  virtual void rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads,
-                    std::int64_t num_kv_heads, std::int64_t head_dim, const RotaryTable& table) = 0;
+  virtual void rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads, std::int64_t num_kv_heads,
+                    std::int64_t head_dim, const RotaryTable& table) = 0;
 
   // out [count] = silu(gate) * up.
   virtual void silu_mul(const float* gate, const float* up, std::int64_t count, float* out) = 0;
 
   // Writes k, v [rows, num_kv_heads, head_dim] of `layer` into the cache at `slots` [rows]
   // (slot = block_id * block_size + offset).
-  virtual void store_kv(std::int64_t layer, const float* k, const float* v,
-                        std::span<const std::int64_t> slots) = 0;
+  virtual void store_kv(std::int64_t layer, const float* k, const float* v, std::span<const std::int64_t> slots) = 0;
 
   // For each copy, in the given order, block dst of every layer's keys and values becomes a copy
   // of block src (all block_size positions, with their scales when quantised). Order matters:
@@ -116,7 +115,8 @@ class Ops {
 };
 
 inline void Ops::copy_kv_blocks(std::span<const KvBlockCopy> copies) {
-  if (!copies.empty()) fail(ErrorKind::kUnsupported, "this backend cannot copy KV blocks (needed by beam search and n samples)");
+  if (!copies.empty())
+    fail(ErrorKind::kUnsupported, "this backend cannot copy KV blocks (needed by beam search and n samples)");
 }
 
 }  // namespace kiln::models

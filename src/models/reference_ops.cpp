@@ -44,7 +44,8 @@ void ReferenceOps::allocate_kv_cache(const KvCacheLayout& layout) {
     fail(ErrorKind::kUnsupported, "the reference backend keeps its KV cache in f32 only");
   }
   kv_layout_ = layout;
-  const auto per_layer = static_cast<std::size_t>(layout.num_blocks * layout.num_kv_heads * layout.block_size * layout.head_dim);
+  const auto per_layer =
+      static_cast<std::size_t>(layout.num_blocks * layout.num_kv_heads * layout.block_size * layout.head_dim);
   keys_.assign(static_cast<std::size_t>(layout.num_layers), std::vector<float>(per_layer));
   values_.assign(static_cast<std::size_t>(layout.num_layers), std::vector<float>(per_layer));
 }
@@ -101,7 +102,8 @@ void ReferenceOps::rope(float* q, float* k, std::int64_t rows, std::int64_t num_
   const std::int64_t half = rotary / 2;
   for (std::int64_t r = 0; r < rows; ++r) {
     for (std::int64_t h = 0; h < num_heads + num_kv_heads; ++h) {
-      float* head = h < num_heads ? q + (r * num_heads + h) * head_dim : k + (r * num_kv_heads + h - num_heads) * head_dim;
+      float* head =
+          h < num_heads ? q + (r * num_heads + h) * head_dim : k + (r * num_kv_heads + h - num_heads) * head_dim;
       ref::rope_rotate_half(head, 1, 1, rotary, table.cos + r * half, table.sin + r * half);
     }
   }
@@ -136,7 +138,8 @@ void ReferenceOps::copy_kv_blocks(std::span<const KvBlockCopy> copies) {
     }
     for (std::size_t layer = 0; layer < keys_.size(); ++layer) {
       std::copy_n(keys_[layer].data() + c.src * block_floats, block_floats, keys_[layer].data() + c.dst * block_floats);
-      std::copy_n(values_[layer].data() + c.src * block_floats, block_floats, values_[layer].data() + c.dst * block_floats);
+      std::copy_n(values_[layer].data() + c.src * block_floats, block_floats,
+                  values_[layer].data() + c.dst * block_floats);
     }
   }
 }
@@ -144,8 +147,8 @@ void ReferenceOps::copy_kv_blocks(std::span<const KvBlockCopy> copies) {
 void ReferenceOps::attention(std::int64_t layer, const float* q, std::int64_t num_heads,
                              std::span<const AttentionSequence> sequences, float scale, float* out) {
   const KvCacheLayout& l = kv_layout_;
-  const ref::PagedKvF32 kv{keys_[static_cast<std::size_t>(layer)].data(), values_[static_cast<std::size_t>(layer)].data(),
-                           l.block_size, l.num_kv_heads, l.head_dim};
+  const ref::PagedKvF32 kv{keys_[static_cast<std::size_t>(layer)].data(),
+                           values_[static_cast<std::size_t>(layer)].data(), l.block_size, l.num_kv_heads, l.head_dim};
   const std::int64_t row_width = num_heads * l.head_dim;
   for (const AttentionSequence& s : sequences) {
     ref::paged_attention(q + s.row_begin * row_width, s.num_rows, s.num_cached, num_heads, s.block_table, kv, scale,

@@ -14,8 +14,7 @@ std::vector<double> rope_inverse_frequencies(const ir::ModelConfig& config) {
   }
   const ir::RopeScaling& s = config.rope_scaling;
   switch (s.type) {
-    case ir::RopeScalingType::kNone:
-      break;
+    case ir::RopeScalingType::kNone: break;
     case ir::RopeScalingType::kLinear:
       for (double& f : inv_freq) f /= s.factor;
       break;
@@ -44,8 +43,8 @@ std::vector<double> rope_inverse_frequencies(const ir::ModelConfig& config) {
   return inv_freq;
 }
 
-void fill_rotary_table(std::span<const double> inv_freq, std::span<const std::int64_t> positions,
-                       float* cos_out, float* sin_out, double magnitude) {
+void fill_rotary_table(std::span<const double> inv_freq, std::span<const std::int64_t> positions, float* cos_out,
+                       float* sin_out, double magnitude) {
   const std::size_t half = inv_freq.size();
   for (std::size_t r = 0; r < positions.size(); ++r) {
     const double p = static_cast<double>(positions[r]);

@@ -11,7 +11,8 @@ namespace {
 // qkv_proj / gate_up_proj appear here already split: ir::HfCheckpoint splits them on load.
 std::vector<TensorSpec> decoder_tensor_specs(const ir::ModelConfig& c) {
   std::vector<TensorSpec> specs;
-  specs.push_back({"model.embed_tokens.weight", {c.vocab_size, c.hidden_size}, TensorRole::kEmbedding, WeightUse::kEmbedding});
+  specs.push_back(
+      {"model.embed_tokens.weight", {c.vocab_size, c.hidden_size}, TensorRole::kEmbedding, WeightUse::kEmbedding});
   for (std::int64_t l = 0; l < c.num_layers; ++l) {
     const std::string p = fmt::format("model.layers.{}.", l);
     auto add = [&](std::string name, std::vector<std::int64_t> shape, TensorRole role, WeightUse use) {
@@ -27,7 +28,8 @@ std::vector<TensorSpec> decoder_tensor_specs(const ir::ModelConfig& c) {
       add("self_attn.k_proj.bias", {c.kv_dim()}, TensorRole::kAttention, WeightUse::kVector);
       add("self_attn.v_proj.bias", {c.kv_dim()}, TensorRole::kAttention, WeightUse::kVector);
     }
-    if (c.attention_output_bias) add("self_attn.o_proj.bias", {c.hidden_size}, TensorRole::kAttention, WeightUse::kVector);
+    if (c.attention_output_bias)
+      add("self_attn.o_proj.bias", {c.hidden_size}, TensorRole::kAttention, WeightUse::kVector);
     if (c.qk_norm) {
       add("self_attn.q_norm.weight", {c.head_dim}, TensorRole::kNorm, WeightUse::kVector);
       add("self_attn.k_norm.weight", {c.head_dim}, TensorRole::kNorm, WeightUse::kVector);
@@ -87,13 +89,15 @@ void validate_tensors(const ir::ModelConfig& config, const ir::TensorSource& sou
     expected.insert(spec.name);
     const ir::TensorView* t = source.find(spec.name);
     if (t == nullptr) {
-      problems.push_back(fmt::format("missing tensor '{}' (expected shape {})", spec.name, ir::format_shape(spec.shape)));
+      problems.push_back(
+          fmt::format("missing tensor '{}' (expected shape {})", spec.name, ir::format_shape(spec.shape)));
     } else if (t->shape != spec.shape) {
       problems.push_back(fmt::format("tensor '{}' has shape {}, but config.json implies {}", spec.name,
                                      ir::format_shape(t->shape), ir::format_shape(spec.shape)));
     } else if (t->is_quantized() && spec.use == WeightUse::kVector) {
-      problems.push_back(fmt::format("tensor '{}' is quantised ({}), but it is a {} vector and must be F32, F16 or BF16",
-                                     spec.name, weight_scheme_name(t->quantization->scheme), tensor_role_name(spec.role)));
+      problems.push_back(
+          fmt::format("tensor '{}' is quantised ({}), but it is a {} vector and must be F32, F16 or BF16", spec.name,
+                      weight_scheme_name(t->quantization->scheme), tensor_role_name(spec.role)));
     } else if (!t->is_quantized() && !ir::is_float_weight_dtype(t->dtype)) {
       problems.push_back(fmt::format("tensor '{}' has dtype {} (accepted: F32, F16, BF16, or a quantised IR weight)",
                                      spec.name, ir::dtype_name(t->dtype)));
@@ -101,7 +105,8 @@ void validate_tensors(const ir::ModelConfig& config, const ir::TensorSource& sou
   }
   for (const std::string& name : source.names()) {
     if (!expected.contains(name) && !is_ignorable_extra_tensor(config, name)) {
-      problems.push_back(fmt::format("unexpected tensor '{}' (not part of {} with this config)", name, config.architecture));
+      problems.push_back(
+          fmt::format("unexpected tensor '{}' (not part of {} with this config)", name, config.architecture));
     }
   }
   if (problems.empty()) return;

@@ -18,16 +18,13 @@ constexpr std::uint64_t kPrime4 = 0x85EBCA77C2B2AE63ull;
 constexpr std::uint64_t kPrime5 = 0x27D4EB2F165667C5ull;
 constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
 
-
 std::uint64_t read64(const std::uint8_t* p) {
   std::uint64_t v;
   std::memcpy(&v, p, 8);
   return v;
 }
 
-std::uint64_t round(std::uint64_t acc, std::uint64_t input) {
-  return std::rotl(acc + input * kPrime2, 31) * kPrime1;
-}
+std::uint64_t round(std::uint64_t acc, std::uint64_t input) { return std::rotl(acc + input * kPrime2, 31) * kPrime1; }
 
 std::uint64_t merge(std::uint64_t acc, std::uint64_t lane) { return (acc ^ round(0, lane)) * kPrime1 + kPrime4; }
 
@@ -38,11 +35,11 @@ constexpr std::uint64_t kScramblePrime = 0x9E3779B1u;  // a 32-bit prime: one vp
 alignas(64) constexpr std::uint64_t kLaneKeys[8] = {0xbe4ba423396cfeb8ull, 0x1cad21f72c81017cull, 0xdb979083e96dd4deull,
                                                     0x1f67b3b7a4a44072ull, 0x78e5c0cc4ee679cbull, 0x2172ffcc7dd05a82ull,
                                                     0x8e2443f7744608b8ull, 0x4c263a81e69035e0ull};
-alignas(64) constexpr std::uint64_t kScrambleKeys[8] = {0xc8b7a2a8a71c9d03ull, 0x5b4c2a9d0c4b7c11ull, 0x3f1d8e7a6b5c4d3eull,
-                                                        0xa7e2f1c3d5b60819ull, 0x0d9c8b7a69584736ull, 0xf0e1d2c3b4a59687ull,
-                                                        0x6a5b4c3d2e1f0a9bull, 0x91827364554637a8ull};
-constexpr std::uint64_t kLaneStart[8] = {kPrime3, kPrime1, kPrime2, kPrime4, kPrime5, kPrime1 ^ kPrime2,
-                                         kPrime3 ^ kPrime4, kPrime5 ^ kPrime1};
+alignas(64) constexpr std::uint64_t kScrambleKeys[8] = {
+    0xc8b7a2a8a71c9d03ull, 0x5b4c2a9d0c4b7c11ull, 0x3f1d8e7a6b5c4d3eull, 0xa7e2f1c3d5b60819ull,
+    0x0d9c8b7a69584736ull, 0xf0e1d2c3b4a59687ull, 0x6a5b4c3d2e1f0a9bull, 0x91827364554637a8ull};
+constexpr std::uint64_t kLaneStart[8] = {kPrime3, kPrime1,           kPrime2,           kPrime4,
+                                         kPrime5, kPrime1 ^ kPrime2, kPrime3 ^ kPrime4, kPrime5 ^ kPrime1};
 
 using Lanes = std::uint64_t[8];
 
@@ -75,12 +72,13 @@ __attribute__((target("avx512f"))) void accumulate_avx512(Lanes lanes, const std
     const __m512i d = _mm512_loadu_si512(p);
     const __m512i k = _mm512_xor_si512(d, keys);
     const __m512i product = _mm512_mul_epu32(k, _mm512_shuffle_epi32(k, _MM_PERM_CDAB));  // lo32 * hi32
-    const __m512i neighbour = _mm512_shuffle_epi32(d, _MM_PERM_BADC);                       // d[j ^ 1]
+    const __m512i neighbour = _mm512_shuffle_epi32(d, _MM_PERM_BADC);                     // d[j ^ 1]
     acc = _mm512_add_epi64(acc, _mm512_add_epi64(product, neighbour));
     if ((index + s + 1) % kStripesPerScramble == 0) {
       const __m512i x = _mm512_xor_si512(_mm512_xor_si512(acc, _mm512_srli_epi64(acc, 47)), scramble_keys);
       // x * prime mod 2^64 with a 32-bit prime: lo32(x) * p + (hi32(x) * p << 32).
-      acc = _mm512_add_epi64(_mm512_mul_epu32(x, prime), _mm512_slli_epi64(_mm512_mul_epu32(_mm512_srli_epi64(x, 32), prime), 32));
+      acc = _mm512_add_epi64(_mm512_mul_epu32(x, prime),
+                             _mm512_slli_epi64(_mm512_mul_epu32(_mm512_srli_epi64(x, 32), prime), 32));
     }
   }
   _mm512_storeu_si512(lanes, acc);
@@ -104,7 +102,7 @@ __attribute__((target("avx2"))) void accumulate_avx2(Lanes lanes, const std::uin
       const __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * h));
       const __m256i k = _mm256_xor_si256(d, keys[h]);
       const __m256i product = _mm256_mul_epu32(k, _mm256_shuffle_epi32(k, 0xB1));  // lo32 * hi32
-      const __m256i neighbour = _mm256_shuffle_epi32(d, 0x4E);                       // d[j ^ 1]
+      const __m256i neighbour = _mm256_shuffle_epi32(d, 0x4E);                     // d[j ^ 1]
       acc[h] = _mm256_add_epi64(acc[h], _mm256_add_epi64(product, neighbour));
       if (scramble) {
         const __m256i x = _mm256_xor_si256(_mm256_xor_si256(acc[h], _mm256_srli_epi64(acc[h], 47)), scramble_keys[h]);
@@ -142,9 +140,10 @@ AccumulateFn accumulate_for(StripeHashPath path) {
 }
 
 AccumulateFn best_accumulate() {
-  static const AccumulateFn fn = accumulate_for(stripe_hash_path_supported(StripeHashPath::kAvx512) ? StripeHashPath::kAvx512
-                                                : stripe_hash_path_supported(StripeHashPath::kAvx2) ? StripeHashPath::kAvx2
-                                                                                                    : StripeHashPath::kScalar);
+  static const AccumulateFn fn =
+      accumulate_for(stripe_hash_path_supported(StripeHashPath::kAvx512) ? StripeHashPath::kAvx512
+                     : stripe_hash_path_supported(StripeHashPath::kAvx2) ? StripeHashPath::kAvx2
+                                                                         : StripeHashPath::kScalar);
   return fn;
 }
 
@@ -177,9 +176,7 @@ std::uint64_t hash64(std::span<const std::uint8_t> bytes, std::uint64_t seed) {
   return h ^ (h >> 32);
 }
 
-std::uint64_t stripe_hash64(std::span<const std::uint8_t> bytes) {
-  return stripe_hash_with(bytes, best_accumulate());
-}
+std::uint64_t stripe_hash64(std::span<const std::uint8_t> bytes) { return stripe_hash_with(bytes, best_accumulate()); }
 
 bool stripe_hash_path_supported(StripeHashPath path) {
   switch (path) {

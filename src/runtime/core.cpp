@@ -22,16 +22,20 @@ void check_reference_properties(const DeviceProperties& p) {
   for (const PropertySpec& spec : device_property_specs()) {
     if (spec.name == "KV_CACHE_PRECISION" && p.kv_cache_precision == models::KvPrecision::kF32) continue;
     if (spec.get(p) != spec.get(defaults)) {
-      fail("property {} does not apply to the {} device (it runs scalar f32 with an f32 KV cache); accepted there: "
-           "KV_CACHE_PRECISION=f32", spec.name, kReferenceDevice);
+      fail(
+          "property {} does not apply to the {} device (it runs scalar f32 with an f32 KV cache); accepted there: "
+          "KV_CACHE_PRECISION=f32",
+          spec.name, kReferenceDevice);
     }
   }
 }
 
 std::shared_ptr<ThreadPool> make_pool(const DeviceProperties& p) {
   if (const std::size_t usable = allowed_cpus().size(); p.inference_num_threads > usable) {
-    spdlog::warn("INFERENCE_NUM_THREADS={} is more than the {} CPUs this process may use: threads will share CPUs and "
-              "wait on each other", p.inference_num_threads, usable);
+    spdlog::warn(
+        "INFERENCE_NUM_THREADS={} is more than the {} CPUs this process may use: threads will share CPUs and "
+        "wait on each other",
+        p.inference_num_threads, usable);
   }
   ThreadPoolOptions o;
   o.num_threads = p.inference_num_threads;
@@ -57,7 +61,8 @@ OpenedWeights open_weights(const std::filesystem::path& dir, bool verify) {
 }
 
 bool is_file_mapping(const ir::TensorSource& source) {
-  return dynamic_cast<const ir::IrModel*>(&source) != nullptr || dynamic_cast<const ir::HfCheckpoint*>(&source) != nullptr;
+  return dynamic_cast<const ir::IrModel*>(&source) != nullptr ||
+         dynamic_cast<const ir::HfCheckpoint*>(&source) != nullptr;
 }
 
 }  // namespace
@@ -91,8 +96,8 @@ CompiledModel build_cpu_model(const ir::ModelConfig& config, std::shared_ptr<con
   out.info.compile = compiled->report();
   auto ops = std::make_unique<CpuOps>(isa, p, std::move(compiled), std::move(pool), is_file_mapping(*weights));
   const CpuOps& cpu = *ops;
-  out.model = models::create_language_model(config, weights, std::move(ops),
-                                            kv_cache_layout(config, request, p.kv_cache_precision, p.kv_cache_group_size));
+  out.model = models::create_language_model(
+      config, weights, std::move(ops), kv_cache_layout(config, request, p.kv_cache_precision, p.kv_cache_group_size));
   out.info.kv_cache_bytes = cpu.kv_cache_bytes();
   init_logging();
   spdlog::info("compiled {} for CPU: isa {}, {} threads, {:.1f} MB packed ({}), KV {}", weights->origin(),
@@ -105,7 +110,8 @@ CompiledModel build_cpu_model(const ir::ModelConfig& config, std::shared_ptr<con
 }  // namespace
 
 CompiledModel Core::compile_model(const ir::ModelConfig& config, std::shared_ptr<const ir::TensorSource> weights,
-                                  std::string_view device, const DeviceProperties& p, const KvCacheRequest& request) const {
+                                  std::string_view device, const DeviceProperties& p,
+                                  const KvCacheRequest& request) const {
   if (device == kReferenceDevice) {
     check_reference_properties(p);
     CompiledModel out;
@@ -116,12 +122,13 @@ CompiledModel Core::compile_model(const ir::ModelConfig& config, std::shared_ptr
                                               kv_cache_layout(config, request, models::KvPrecision::kF32, 32));
     return out;
   }
-  if (device != kCpuDevice) fail("device '{}' is not available (accepted: {}, {})", device, kCpuDevice, kReferenceDevice);
+  if (device != kCpuDevice)
+    fail("device '{}' is not available (accepted: {}, {})", device, kCpuDevice, kReferenceDevice);
   const Isa isa = select_isa(p.isa);
   std::shared_ptr<ThreadPool> pool = make_pool(p);
   models::validate_tensors(config, *weights);  // before packing: its errors name every bad tensor
-  std::shared_ptr<const CompiledWeights> compiled =
-      CompiledWeights::compile(plan_weights(config, *weights, isa), *weights, p.cache_dir, *pool, is_file_mapping(*weights));
+  std::shared_ptr<const CompiledWeights> compiled = CompiledWeights::compile(
+      plan_weights(config, *weights, isa), *weights, p.cache_dir, *pool, is_file_mapping(*weights));
   return build_cpu_model(config, std::move(weights), p, request, isa, std::move(pool), std::move(compiled));
 }
 
@@ -137,7 +144,8 @@ CompiledModel Core::read_and_compile(const std::filesystem::path& dir, std::stri
     std::shared_ptr<const CompiledWeights> cached = CompiledWeights::map_cached(
         plan_weights(unverified.config, *unverified.source, isa), *unverified.source, p.cache_dir, *pool, nullptr);
     if (cached) {
-      CompiledModel out = build_cpu_model(unverified.config, unverified.source, p, kv, isa, std::move(pool), std::move(cached));
+      CompiledModel out =
+          build_cpu_model(unverified.config, unverified.source, p, kv, isa, std::move(pool), std::move(cached));
       out.generation_config = unverified.generation_config;
       return out;
     }

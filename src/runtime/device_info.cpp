@@ -30,7 +30,8 @@ int to_int(std::string_view text) {
 std::uint64_t parse_cache_size(const std::string& text) {
   std::uint64_t value = 0;
   std::size_t i = 0;
-  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) value = value * 10 + static_cast<std::uint64_t>(text[i] - '0');
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i)
+    value = value * 10 + static_cast<std::uint64_t>(text[i] - '0');
   if (i < text.size() && text[i] == 'K') value <<= 10;
   if (i < text.size() && text[i] == 'M') value <<= 20;
   return value;

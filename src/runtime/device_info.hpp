@@ -22,11 +22,11 @@ struct CacheLevel {
 };
 
 struct DeviceInfo {
-  std::string name;         // "CPU"
-  std::string full_name;    // "AMD EPYC 9554 64-Core Processor"
-  Isa isa = Isa::kScalar;   // the kernel level selected by default
-  std::string features;     // describe_cpu_features()
-  int allowed_cpus = 0;     // CPUs this process may run on (affinity mask)
+  std::string name;        // "CPU"
+  std::string full_name;   // "AMD EPYC 9554 64-Core Processor"
+  Isa isa = Isa::kScalar;  // the kernel level selected by default
+  std::string features;    // describe_cpu_features()
+  int allowed_cpus = 0;    // CPUs this process may run on (affinity mask)
   int online_cpus = 0;
   std::vector<CacheLevel> caches;  // of CPU 0, from sysfs; empty where sysfs does not say
 };

@@ -21,14 +21,16 @@ std::int64_t parse_integer(std::string_view name, std::string_view value, std::i
 constexpr std::string_view kThreadsAccepted = "0 (every allowed CPU) or a positive number of threads";
 constexpr std::string_view kHintAccepted = "LATENCY, THROUGHPUT";
 constexpr std::string_view kKvAccepted = "f32, f16, bf16, u8";
-constexpr std::string_view kKvGroupAccepted = "a positive multiple of 16 (a group at least head_dim long covers the row)";
+constexpr std::string_view kKvGroupAccepted =
+    "a positive multiple of 16 (a group at least head_dim long covers the row)";
 constexpr std::string_view kDynGroupAccepted = "0 (off) or a positive multiple of 32";
 constexpr std::string_view kIsaAccepted = "scalar, avx2, avx512, amx (at most what the CPU has)";
 
 const PropertySpec kSpecs[] = {
     {"INFERENCE_NUM_THREADS", "0", kThreadsAccepted, "threads that run a step, the caller included",
      [](DeviceProperties& p, std::string_view v) {
-       p.inference_num_threads = static_cast<std::size_t>(parse_integer("INFERENCE_NUM_THREADS", v, 0, kThreadsAccepted));
+       p.inference_num_threads =
+           static_cast<std::size_t>(parse_integer("INFERENCE_NUM_THREADS", v, 0, kThreadsAccepted));
      },
      [](const DeviceProperties& p) { return std::to_string(p.inference_num_threads); }},
     {"PERFORMANCE_HINT", "LATENCY", kHintAccepted,

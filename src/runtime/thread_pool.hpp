@@ -57,8 +57,7 @@ class ThreadPool {
   // Claims and runs tasks of job `generation` until none is left.
   void drain_tasks(std::size_t thread, std::uint32_t generation);
   // Returns once `value` differs from `old`: spins for options_.spin_us, then sleeps on it.
-  void wait_while_equal(std::atomic<std::uint32_t>& value, std::uint32_t old,
-                        std::atomic<std::uint32_t>& sleepers);
+  void wait_while_equal(std::atomic<std::uint32_t>& value, std::uint32_t old, std::atomic<std::uint32_t>& sleepers);
 
   ThreadPoolOptions options_;
   std::vector<std::thread> workers_;

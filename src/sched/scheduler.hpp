@@ -30,8 +30,8 @@ struct ScheduledChunk {
 };
 
 struct ScheduleOutput {
-  std::vector<ScheduledChunk> chunks;    // in the order given
-  std::vector<std::size_t> preempted;    // blocks released; the caller resets num_computed to 0
+  std::vector<ScheduledChunk> chunks;  // in the order given
+  std::vector<std::size_t> preempted;  // blocks released; the caller resets num_computed to 0
   // Copy-on-write: block contents the backend must copy, in this order, before the step.
   std::vector<kv::BlockCopy> copies;
 };

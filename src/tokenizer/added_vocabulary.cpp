@@ -11,8 +11,8 @@ namespace kiln::tok {
 namespace {
 
 bool same_token(const AddedToken& a, const AddedToken& b) {
-  return a.content == b.content && a.single_word == b.single_word && a.lstrip == b.lstrip &&
-         a.rstrip == b.rstrip && a.normalized == b.normalized && a.special == b.special;
+  return a.content == b.content && a.single_word == b.single_word && a.lstrip == b.lstrip && a.rstrip == b.rstrip &&
+         a.normalized == b.normalized && a.special == b.special;
 }
 
 // The code point that ends text[0, end).
@@ -140,8 +140,7 @@ void AddedVocabulary::rebuild_tries() {
   }
 }
 
-void AddedVocabulary::split(std::string_view text, bool normalized_tokens,
-                            FunctionRef<void(Split)> on_split) const {
+void AddedVocabulary::split(std::string_view text, bool normalized_tokens, FunctionRef<void(Split)> on_split) const {
   const TokenTrie& trie = normalized_tokens ? normalized_trie_ : raw_trie_;
   std::size_t start_offset = 0;
   trie.for_each_match(text, [&](std::size_t start, std::size_t stop, std::int32_t id) {

@@ -34,8 +34,7 @@ class TokenTrie {
   void insert(std::string_view pattern, std::int32_t id);
   bool empty() const { return nodes_.size() <= 1; }
   // Calls on_match(start, end, id) for each leftmost-longest, non-overlapping match.
-  void for_each_match(std::string_view text,
-                      FunctionRef<void(std::size_t, std::size_t, std::int32_t)> on_match) const;
+  void for_each_match(std::string_view text, FunctionRef<void(std::size_t, std::size_t, std::int32_t)> on_match) const;
 
  private:
   struct Node {
@@ -52,8 +51,8 @@ class AddedVocabulary {
   // content, else the next free id after max(model size, largest added id), as HF assigns them.
   // `normalizer` (may be null) gives the form normalized tokens are matched in.
   void add(const std::vector<AddedToken>& tokens,
-           FunctionRef<std::optional<std::int32_t>(std::string_view)> model_id_of,
-           std::int32_t model_size, const Normalizer* normalizer);
+           FunctionRef<std::optional<std::int32_t>(std::string_view)> model_id_of, std::int32_t model_size,
+           const Normalizer* normalizer);
 
   // One piece of text between added tokens ([begin, end) of the searched text), or a token.
   struct Split {

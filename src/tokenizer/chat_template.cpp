@@ -32,8 +32,7 @@ std::optional<std::string> token_text(const nlohmann::json& value) {
 OrderedJson special_tokens_map(const nlohmann::json& config) {
   OrderedJson out = OrderedJson::object();
   if (!config.is_object()) return out;
-  for (const char* key : {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
-                          "cls_token", "mask_token"}) {
+  for (const char* key : {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"}) {
     auto it = config.find(key);
     if (it == config.end()) continue;
     if (auto text = token_text(*it)) out[key] = *text;
@@ -55,8 +54,7 @@ void check_messages(const OrderedJson& messages) {
   }
   for (size_t i = 0; i < messages.size(); ++i) {
     if (!messages[i].is_object()) {
-      fail("chat message {} must be a JSON object with 'role' and 'content', got {}", i,
-           messages[i].type_name());
+      fail("chat message {} must be a JSON object with 'role' and 'content', got {}", i, messages[i].type_name());
     }
   }
 }
@@ -78,16 +76,16 @@ ChatTemplate::ChatTemplate(const std::string& source, OrderedJson special_tokens
   if (!special_tokens.is_object()) {
     fail("chat template special tokens must be a JSON object, got {}", special_tokens.type_name());
   }
-  impl_ = std::make_shared<const Impl>(Impl{jinja::Template(source, std::move(name)),
-                                            std::move(special_tokens)});
+  impl_ = std::make_shared<const Impl>(Impl{jinja::Template(source, std::move(name)), std::move(special_tokens)});
 }
 
 ChatTemplate::ChatTemplate(const Tokenizer& tokenizer)
     : ChatTemplate(
           [&] {
             if (tokenizer.chat_template().empty()) {
-              fail("the tokenizer has no chat template (tokenizer_config.json has no "
-                   "'chat_template' and there is no chat_template.jinja)");
+              fail(
+                  "the tokenizer has no chat template (tokenizer_config.json has no "
+                  "'chat_template' and there is no chat_template.jinja)");
             }
             return tokenizer.chat_template();
           }(),

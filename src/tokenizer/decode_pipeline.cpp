@@ -61,11 +61,20 @@ class BufferAllStage final : public DecodeStage {
 // it separates the text into halves that clean up independently.
 bool is_cleanup_neutral(char c) {
   switch (c) {
-    case ' ': case '.': case '?': case '!': case ',': case '\'':
-    case 'n': case 't': case 'm': case 's': case 'v': case 'e': case 'r':
-      return false;
-    default:
-      return true;
+    case ' ':
+    case '.':
+    case '?':
+    case '!':
+    case ',':
+    case '\'':
+    case 'n':
+    case 't':
+    case 'm':
+    case 's':
+    case 'v':
+    case 'e':
+    case 'r': return false;
+    default: return true;
   }
 }
 
@@ -96,7 +105,7 @@ class CleanupStage final : public DecodeStage {
 
 std::string clean_up_tokenization(std::string_view text) {
   static const std::pair<std::string_view, std::string_view> kRules[] = {
-      {" .", "."},   {" ?", "?"},   {" !", "!"},   {" ,", ","},     {" ' ", "'"},
+      {" .", "."},     {" ?", "?"},   {" !", "!"},   {" ,", ","},     {" ' ", "'"},
       {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
   std::string current(text), next;
   for (const auto& [from, to] : kRules) {
@@ -120,8 +129,7 @@ struct DecodePipeline::Stages {
   DecodeStage* head = nullptr;
 };
 
-DecodePipeline::DecodePipeline(const std::vector<std::unique_ptr<DecoderStep>>& steps,
-                               bool clean_up_spaces)
+DecodePipeline::DecodePipeline(const std::vector<std::unique_ptr<DecoderStep>>& steps, bool clean_up_spaces)
     : stages_(std::make_unique<Stages>()) {
   // Decide each step's mode front to back, then build back to front (each stage needs its next).
   std::vector<std::function<std::unique_ptr<DecodeStage>(DecodeStage&)>> makers;

@@ -173,8 +173,7 @@ class MetaspaceStage final : public DecodeStage {
 
 class MetaspaceStep final : public DecoderStep {
  public:
-  MetaspaceStep(char32_t replacement, bool drop_in_first)
-      : replacement_(replacement), drop_in_first_(drop_in_first) {}
+  MetaspaceStep(char32_t replacement, bool drop_in_first) : replacement_(replacement), drop_in_first_(drop_in_first) {}
   std::unique_ptr<DecodeStage> token_stage(DecodeStage& next) const override {
     return std::make_unique<MetaspaceStage>(&next, replacement_, drop_in_first_);
   }

@@ -23,7 +23,9 @@ class DecodeStage {
   virtual ~DecodeStage() = default;
   virtual void on_token(std::string_view token);
   virtual void on_text(std::string_view text);
-  virtual void finish() { if (next_ != nullptr) next_->finish(); }
+  virtual void finish() {
+    if (next_ != nullptr) next_->finish();
+  }
 
  protected:
   DecodeStage* next_;
@@ -46,8 +48,7 @@ class DecoderStep {
 std::vector<std::unique_ptr<DecoderStep>> make_decoder_steps(const Json& spec, const std::string& origin);
 
 // Strip, Replace, WordPiece, BPEDecoder and CTC (decoders_edit.cpp); unknown types fail here.
-std::unique_ptr<DecoderStep> make_editing_decoder_step(const JsonFields& fields,
-                                                       const std::string& type,
+std::unique_ptr<DecoderStep> make_editing_decoder_step(const JsonFields& fields, const std::string& type,
                                                        const std::string& origin);
 
 }  // namespace kiln::tok

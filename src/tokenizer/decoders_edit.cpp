@@ -40,9 +40,7 @@ class StripStage final : public DecodeStage {
       : DecodeStage(next), content_(content), start_(start), stop_(stop) {
     append_utf8(content_utf8_, content);
   }
-  void on_token(std::string_view token) override {
-    next_->on_token(strip_token(token, content_, start_, stop_));
-  }
+  void on_token(std::string_view token) override { next_->on_token(strip_token(token, content_, start_, stop_)); }
   // Streaming over the fused string: leading characters are dropped while the budget lasts;
   // trailing `content` characters are held back (at most `stop`) until text follows them.
   void on_text(std::string_view text) override {
@@ -101,8 +99,7 @@ class StripStep final : public DecoderStep {
 
 class ReplaceStage final : public DecodeStage {
  public:
-  ReplaceStage(DecodeStage* next, const Regex& pattern, std::optional<std::string> literal,
-               const std::string& content)
+  ReplaceStage(DecodeStage* next, const Regex& pattern, std::optional<std::string> literal, const std::string& content)
       : DecodeStage(next), pattern_(pattern), literal_(std::move(literal)), content_(content) {}
   void on_token(std::string_view token) override {
     std::string out;
@@ -128,8 +125,8 @@ class ReplaceStage final : public DecodeStage {
       pos = found + literal_->size();
     }
     std::size_t keep = std::min(literal_->size() - 1, pending_.size() - pos);
-    while (keep > 0 && !std::string_view(*literal_).starts_with(
-                           std::string_view(pending_).substr(pending_.size() - keep))) {
+    while (keep > 0 &&
+           !std::string_view(*literal_).starts_with(std::string_view(pending_).substr(pending_.size() - keep))) {
       --keep;
     }
     out.append(pending_, pos, pending_.size() - keep - pos);
@@ -185,8 +182,8 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 
 std::string wordpiece_cleanup(std::string text) {
   static const std::pair<std::string_view, std::string_view> kRules[] = {
-      {" .", "."},     {" ?", "?"},     {" !", "!"},         {" ,", ","},     {" ' ", "'"},   {" n't", "n't"},
-      {" 'm", "'m"},   {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+      {" .", "."},   {" ?", "?"},           {" !", "!"},   {" ,", ","},     {" ' ", "'"},   {" n't", "n't"},
+      {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
   for (const auto& [from, to] : kRules) text = replace_all(std::move(text), from, to);
   return text;
 }
@@ -307,12 +304,11 @@ std::size_t count_field(const JsonFields& fields, std::string_view key) {
 
 }  // namespace
 
-std::unique_ptr<DecoderStep> make_editing_decoder_step(const JsonFields& fields,
-                                                       const std::string& type,
+std::unique_ptr<DecoderStep> make_editing_decoder_step(const JsonFields& fields, const std::string& type,
                                                        const std::string& origin) {
   if (type == "Strip") {
-    return std::make_unique<StripStep>(single_char_field(fields, "content"),
-                                       count_field(fields, "start"), count_field(fields, "stop"));
+    return std::make_unique<StripStep>(single_char_field(fields, "content"), count_field(fields, "start"),
+                                       count_field(fields, "stop"));
   }
   if (type == "Replace") {
     const Json& pattern = fields.object().at("pattern");
@@ -320,8 +316,8 @@ std::unique_ptr<DecoderStep> make_editing_decoder_step(const JsonFields& fields,
     if (pattern.is_object() && pattern.contains("String") && pattern["String"].is_string()) {
       literal = pattern["String"].get<std::string>();
     }
-    return std::make_unique<ReplaceStep>(Regex::from_pattern_json(pattern, origin + ".pattern"),
-                                         std::move(literal), fields.get<std::string>("content"));
+    return std::make_unique<ReplaceStep>(Regex::from_pattern_json(pattern, origin + ".pattern"), std::move(literal),
+                                         fields.get<std::string>("content"));
   }
   if (type == "WordPiece") {
     return std::make_unique<WordPieceStep>(fields.get_or<std::string>("prefix", "##"),

@@ -7,8 +7,7 @@
 namespace kiln {
 namespace {
 
-std::unique_ptr<tok::DecodePipeline> make_pipeline(const tok::TokenizerImpl& impl,
-                                                   const DecodeOptions& options) {
+std::unique_ptr<tok::DecodePipeline> make_pipeline(const tok::TokenizerImpl& impl, const DecodeOptions& options) {
   const bool clean_up = options.clean_up_tokenization_spaces.value_or(impl.config.clean_up_tokenization_spaces);
   return std::make_unique<tok::DecodePipeline>(impl.decoder_steps, clean_up);
 }

@@ -21,19 +21,18 @@ struct Merge {
   std::int32_t pos;
   std::int32_t merged_id;
   // std heaps pop the largest: inverted so the lowest rank, then the lowest position, wins.
-  bool operator<(const Merge& other) const {
-    return rank != other.rank ? rank > other.rank : pos > other.pos;
-  }
+  bool operator<(const Merge& other) const { return rank != other.rank ? rank > other.rank : pos > other.pos; }
 };
 
 }  // namespace
 
-BpeModel::BpeModel(const Json& spec, BpeTables tables, const std::string& origin)
-    : cache_id_(next_model_id()) {
+BpeModel::BpeModel(const Json& spec, BpeTables tables, const std::string& origin) : cache_id_(next_model_id()) {
   const JsonFields fields(spec, origin);
   if (const auto dropout = fields.get_optional<double>("dropout"); dropout && *dropout > 0.0) {
-    fail(ErrorKind::kUnsupported, "{}: BPE dropout {} is not supported (inference needs "
-         "deterministic ids; set it to null)", origin, *dropout);
+    fail(ErrorKind::kUnsupported,
+         "{}: BPE dropout {} is not supported (inference needs "
+         "deterministic ids; set it to null)",
+         origin, *dropout);
   }
   unk_token_ = optional_string(fields, "unk_token");
   continuing_subword_prefix_ = optional_string(fields, "continuing_subword_prefix");
@@ -91,15 +90,19 @@ void BpeModel::load_merges(const MergeList& merges, const std::string& origin) {
       const auto right_id = token_to_id_.find(right, hashes[i][1]);
       const auto merged_id = token_to_id_.find(merged[i], hashes[i][2]);
       if (!left_id || !right_id || !merged_id) {
-        fail("{}[{}]: merge (\"{}\", \"{}\") uses token \"{}\" that is not in the vocabulary", origin,
-             rank, left, right, !left_id ? left : !right_id ? right : std::string_view(merged[i]));
+        fail("{}[{}]: merge (\"{}\", \"{}\") uses token \"{}\" that is not in the vocabulary", origin, rank, left,
+             right,
+             !left_id    ? left
+             : !right_id ? right
+                         : std::string_view(merged[i]));
       }
       ids[i][0] = *left_id, ids[i][1] = *right_id, ids[i][2] = *merged_id;
       merges_.prefetch(*left_id, *right_id);
     }
     for (std::size_t i = 0; i < count; ++i) {
       merges_.insert_or_assign(ids[i][0], ids[i][1], static_cast<std::uint32_t>(first + i), ids[i][2]);
-      pairs.push_back(std::uint64_t{static_cast<std::uint32_t>(ids[i][0])} << 32 | static_cast<std::uint32_t>(ids[i][1]));
+      pairs.push_back(std::uint64_t{static_cast<std::uint32_t>(ids[i][0])} << 32 |
+                      static_cast<std::uint32_t>(ids[i][1]));
     }
   }
   compute_content_digest(pairs);
@@ -129,7 +132,8 @@ void BpeModel::compute_content_digest(const std::vector<std::uint64_t>& merge_pa
     append_u32(static_cast<std::uint32_t>(pair >> 32));
     append_u32(static_cast<std::uint32_t>(pair));
   }
-  content_digest_ = sha256_hex(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+  content_digest_ =
+      sha256_hex(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
 }
 
 bool BpeModel::enable_raw_byte_input() {
@@ -156,9 +160,7 @@ bool BpeModel::enable_raw_byte_input() {
   return true;
 }
 
-std::optional<std::int32_t> BpeModel::token_to_id(std::string_view token) const {
-  return token_to_id_.find(token);
-}
+std::optional<std::int32_t> BpeModel::token_to_id(std::string_view token) const { return token_to_id_.find(token); }
 
 const std::string* BpeModel::id_to_token(std::int32_t id) const {
   if (id < 0 || static_cast<std::size_t>(id) >= id_to_token_.size()) return nullptr;
@@ -202,8 +204,8 @@ void BpeModel::raw_byte_symbols(std::string_view bytes, std::vector<Symbol>& sym
   const auto n = static_cast<std::int32_t>(bytes.size());
   symbols.reserve(bytes.size());
   for (std::int32_t i = 0; i < n; ++i) {
-    symbols.push_back({byte_ids_[static_cast<std::uint8_t>(bytes[static_cast<std::size_t>(i)])],
-                       i - 1, i + 1 < n ? i + 1 : -1, 1});
+    symbols.push_back(
+        {byte_ids_[static_cast<std::uint8_t>(bytes[static_cast<std::size_t>(i)])], i - 1, i + 1 < n ? i + 1 : -1, 1});
   }
 }
 
@@ -237,9 +239,8 @@ void BpeModel::initial_symbols(std::string_view word, std::vector<Symbol>& symbo
     }
     if (byte_fallback_) {
       // All bytes of `key` (prefix and suffix included) must have a <0xXX> token.
-      const bool all_bytes_known = std::all_of(key.begin(), key.end(), [&](char b) {
-        return fallback_ids_[static_cast<std::uint8_t>(b)] >= 0;
-      });
+      const bool all_bytes_known =
+          std::all_of(key.begin(), key.end(), [&](char b) { return fallback_ids_[static_cast<std::uint8_t>(b)] >= 0; });
       if (all_bytes_known) {
         // NOTE: HF adds these before a pending unk is flushed; kept for identical ids.
         for (const char b : key) add(fallback_ids_[static_cast<std::uint8_t>(b)], 1);

@@ -104,9 +104,8 @@ class UnicodeNormalizer final : public Normalizer {
     if (run.empty()) return;
     utf8proc_uint8_t* result = nullptr;
     const utf8proc_ssize_t n =
-        utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(run.data()),
-                     static_cast<utf8proc_ssize_t>(run.size()), &result,
-                     static_cast<utf8proc_option_t>(options_));
+        utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(run.data()), static_cast<utf8proc_ssize_t>(run.size()),
+                     &result, static_cast<utf8proc_option_t>(options_));
     if (n < 0) fail("unicode normalization failed: {}", utf8proc_errmsg(n));
     out.append(reinterpret_cast<const char*>(result), static_cast<std::size_t>(n));
     std::free(result);
@@ -199,30 +198,31 @@ class Nmt final : public Normalizer {
  public:
   void normalize(std::string& text) const override {
     rewrite_chars(text, [](char32_t c, std::string& out) {
-      if ((c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F ||
-          c == 0x8F || c == 0x9F) {
+      if ((c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F || c == 0x8F || c == 0x9F) {
         return;
       }
       const bool space = c == 0x09 || c == 0x0A || c == 0x0C || c == 0x0D || c == 0x1680 ||
-                         (c >= 0x200B && c <= 0x200F) || c == 0x2028 || c == 0x2029 ||
-                         c == 0x2581 || c == 0xFEFF || c == 0xFFFD;
+                         (c >= 0x200B && c <= 0x200F) || c == 0x2028 || c == 0x2029 || c == 0x2581 || c == 0xFEFF ||
+                         c == 0xFFFD;
       append_utf8(out, space ? U' ' : c);
     });
   }
 };
 
 bool is_chinese_char(char32_t c) {
-  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
-         (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
-         (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
+  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
+         (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
          (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
 class BertNormalizer final : public Normalizer {
  public:
   BertNormalizer(bool clean_text, bool chinese, bool strip_accents, bool lowercase)
-      : clean_text_(clean_text), chinese_(chinese), strip_accents_(strip_accents),
-        lowercase_(lowercase), nfd_(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE) {}
+      : clean_text_(clean_text),
+        chinese_(chinese),
+        strip_accents_(strip_accents),
+        lowercase_(lowercase),
+        nfd_(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE) {}
 
   void normalize(std::string& text) const override {
     if (clean_text_) {
@@ -301,9 +301,8 @@ std::unique_ptr<Normalizer> make_normalizer(const Json& spec, const std::string&
   if (type == "Lowercase") return std::make_unique<Lowercase>();
   if (type == "Prepend") return std::make_unique<Prepend>(fields.get<std::string>("prepend"));
   if (type == "Replace") {
-    return std::make_unique<Replace>(
-        Regex::from_pattern_json(fields.object().at("pattern"), origin + ".pattern"),
-        fields.get<std::string>("content"));
+    return std::make_unique<Replace>(Regex::from_pattern_json(fields.object().at("pattern"), origin + ".pattern"),
+                                     fields.get<std::string>("content"));
   }
   if (type == "Strip") {
     return std::make_unique<Strip>(fields.get<bool>("strip_left"), fields.get<bool>("strip_right"));
@@ -314,8 +313,7 @@ std::unique_ptr<Normalizer> make_normalizer(const Json& spec, const std::string&
     const bool lowercase = fields.get_or<bool>("lowercase", true);
     return std::make_unique<BertNormalizer>(fields.get_or<bool>("clean_text", true),
                                             fields.get_or<bool>("handle_chinese_chars", true),
-                                            fields.get_or<bool>("strip_accents", lowercase),
-                                            lowercase);
+                                            fields.get_or<bool>("strip_accents", lowercase), lowercase);
   }
   if (type == "ByteLevel") return std::make_unique<ByteLevelNormalizer>();
   fail(ErrorKind::kUnsupported,

@@ -23,7 +23,6 @@ class PostProcessor {
 std::unique_ptr<PostProcessor> make_post_processor(const Json& spec, const std::string& origin);
 
 // The template transformers builds from add_bos_token / add_eos_token: [bos] $A [eos].
-std::unique_ptr<PostProcessor> make_bos_eos_processor(std::optional<std::int32_t> bos,
-                                                      std::optional<std::int32_t> eos);
+std::unique_ptr<PostProcessor> make_bos_eos_processor(std::optional<std::int32_t> bos, std::optional<std::int32_t> eos);
 
 }  // namespace kiln::tok

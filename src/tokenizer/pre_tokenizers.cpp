@@ -24,9 +24,9 @@ class Split final : public PreTokenizer {
   Split(Regex regex, SplitBehavior behavior, bool invert)
       : regex_(std::move(regex)), behavior_(behavior), invert_(invert) {}
   void pre_tokenize(std::string_view text, bool at_start, PieceSink sink) const override {
-    split_into_pieces(text, at_start, behavior_, invert_,
-                      [&](FunctionRef<void(Span)> on_span) { regex_spans(regex_, text, on_span); },
-                      sink);
+    split_into_pieces(
+        text, at_start, behavior_, invert_,
+        [&](FunctionRef<void(Span)> on_span) { regex_spans(regex_, text, on_span); }, sink);
   }
 
  private:
@@ -86,9 +86,9 @@ class ByteLevel final : public PreTokenizer {
       sink(mapped, piece_at_start);
     };
     if (!regex_) return emit(text, at_start);
-    split_into_pieces(text, at_start, SplitBehavior::kIsolated, false,
-                      [&](FunctionRef<void(Span)> on_span) { regex_spans(*regex_, text, on_span); },
-                      emit);
+    split_into_pieces(
+        text, at_start, SplitBehavior::kIsolated, false,
+        [&](FunctionRef<void(Span)> on_span) { regex_spans(*regex_, text, on_span); }, emit);
   }
 
  private:
@@ -126,8 +126,7 @@ class Metaspace final : public PreTokenizer {
     auto is_replacement = [this](char32_t c) { return c == replacement_; };
     split_into_pieces(
         replaced, at_start, SplitBehavior::kMergedWithNext, false,
-        [&](FunctionRef<void(Span)> on_span) { char_spans(replaced, is_replacement, on_span); },
-        sink);
+        [&](FunctionRef<void(Span)> on_span) { char_spans(replaced, is_replacement, on_span); }, sink);
   }
 
  private:
@@ -178,8 +177,7 @@ class Sequence final : public PreTokenizer {
 std::unique_ptr<PreTokenizer> make_bert() {
   std::vector<std::unique_ptr<PreTokenizer>> steps;
   steps.push_back(std::make_unique<CharSplit>(&is_white_space, SplitBehavior::kRemoved));
-  steps.push_back(
-      std::make_unique<CharSplit>(&is_punctuation_or_ascii_punctuation, SplitBehavior::kIsolated));
+  steps.push_back(std::make_unique<CharSplit>(&is_punctuation_or_ascii_punctuation, SplitBehavior::kIsolated));
   return std::make_unique<Sequence>(std::move(steps));
 }
 
@@ -231,30 +229,26 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const Json& spec, const std::st
   const auto type = fields.get<std::string>("type");
   if (type == "Sequence") return make_sequence(fields, origin, options);
   if (type == "Split") {
-    return std::make_unique<Split>(
-        Regex::from_pattern_json(spec.at("pattern"), origin + ".pattern"),
-        parse_split_behavior(spec.at("behavior"), origin + ".behavior"),
-        fields.get_or<bool>("invert", false));
+    return std::make_unique<Split>(Regex::from_pattern_json(spec.at("pattern"), origin + ".pattern"),
+                                   parse_split_behavior(spec.at("behavior"), origin + ".behavior"),
+                                   fields.get_or<bool>("invert", false));
   }
   if (type == "ByteLevel") {
     return std::make_unique<ByteLevel>(fields.get_or<bool>("add_prefix_space", true),
-                                       fields.get_or<bool>("use_regex", true),
-                                       !options.defer_final_byte_level_mapping);
+                                       fields.get_or<bool>("use_regex", true), !options.defer_final_byte_level_mapping);
   }
   if (type == "Metaspace") {
-    return std::make_unique<Metaspace>(single_char(fields, "replacement"),
-                                       parse_prepend_scheme(fields), fields.get_or<bool>("split", true));
+    return std::make_unique<Metaspace>(single_char(fields, "replacement"), parse_prepend_scheme(fields),
+                                       fields.get_or<bool>("split", true));
   }
   if (type == "Whitespace") {
-    return std::make_unique<Split>(Regex::from_pcre2(kWhitespacePattern, origin),
-                                   SplitBehavior::kRemoved, true);
+    return std::make_unique<Split>(Regex::from_pcre2(kWhitespacePattern, origin), SplitBehavior::kRemoved, true);
   }
   if (type == "WhitespaceSplit") return std::make_unique<CharSplit>(&is_white_space, SplitBehavior::kRemoved);
   if (type == "BertPreTokenizer") return make_bert();
   if (type == "Punctuation") {
-    const auto behavior = fields.has("behavior")
-                              ? parse_split_behavior(spec.at("behavior"), origin + ".behavior")
-                              : SplitBehavior::kIsolated;
+    const auto behavior = fields.has("behavior") ? parse_split_behavior(spec.at("behavior"), origin + ".behavior")
+                                                 : SplitBehavior::kIsolated;
     return std::make_unique<CharSplit>(&is_punctuation_or_ascii_punctuation, behavior);
   }
   if (type == "Digits") {

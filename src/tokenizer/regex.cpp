@@ -14,8 +14,7 @@ namespace kiln::tok {
 namespace {
 
 constexpr std::string_view kSpaceClass = "\\t\\n\\x0B\\f\\r\\x{85}\\p{Z}";
-constexpr std::string_view kWordClass =
-    "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\x{B2}\\x{B3}\\x{B9}\\x{BC}-\\x{BE}";
+constexpr std::string_view kWordClass = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\x{B2}\\x{B3}\\x{B9}\\x{BC}-\\x{BE}";
 constexpr std::string_view kHexClass = "0-9a-fA-F";
 
 std::string pcre2_message(int code) {
@@ -53,8 +52,7 @@ std::size_t copy_group_flags(std::string_view pattern, std::size_t i, std::strin
   // pattern[i] == '(' and pattern[i + 1] == '?'
   out += "(?";
   std::size_t j = i + 2;
-  while (j < pattern.size() && (std::isalpha(static_cast<unsigned char>(pattern[j])) ||
-                                pattern[j] == '-')) {
+  while (j < pattern.size() && (std::isalpha(static_cast<unsigned char>(pattern[j])) || pattern[j] == '-')) {
     out += pattern[j] == 'm' ? 's' : pattern[j];
     ++j;
   }
@@ -117,17 +115,15 @@ struct Regex::Code {
   ~Code() { pcre2_code_free(code); }
 };
 
-Regex Regex::compile(std::string_view pattern, std::string pcre2_pattern,
-                     std::string_view origin) {
+Regex Regex::compile(std::string_view pattern, std::string pcre2_pattern, std::string_view origin) {
   int error = 0;
   PCRE2_SIZE offset = 0;
   // NOTE: Ruby syntax makes ^ and $ line anchors, hence MULTILINE.
-  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pcre2_pattern.data()),
-                                   pcre2_pattern.size(), PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE,
-                                   &error, &offset, nullptr);
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pcre2_pattern.data()), pcre2_pattern.size(),
+                                   PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE, &error, &offset, nullptr);
   if (code == nullptr) {
-    fail(ErrorKind::kUnsupported, "{}: cannot compile regex \"{}\" (as PCRE2 \"{}\"): {} at offset {}",
-         origin, pattern, pcre2_pattern, pcre2_message(error), offset);
+    fail(ErrorKind::kUnsupported, "{}: cannot compile regex \"{}\" (as PCRE2 \"{}\"): {} at offset {}", origin, pattern,
+         pcre2_pattern, pcre2_message(error), offset);
   }
   auto compiled = std::make_shared<Code>();
   compiled->code = code;
@@ -166,21 +162,20 @@ Regex Regex::from_pattern_json(const Json& spec, std::string_view origin) {
   fail("{}: pattern must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {}", origin, spec.dump());
 }
 
-void Regex::for_each_match(std::string_view text,
-                           FunctionRef<void(std::size_t, std::size_t)> on_match) const {
+void Regex::for_each_match(std::string_view text, FunctionRef<void(std::size_t, std::size_t)> on_match) const {
   ThreadMatchState& state = thread_match_state();
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   std::size_t search_from = 0;
   std::size_t last_match_end = std::string_view::npos;
   while (search_from <= text.size()) {
-    const int rc = code_->jit ? pcre2_jit_match(code_->code, subject, text.size(), search_from, 0,
-                                                state.data, state.context)
-                              : pcre2_match(code_->code, subject, text.size(), search_from,
-                                            PCRE2_NO_UTF_CHECK, state.data, state.context);
+    const int rc = code_->jit
+                       ? pcre2_jit_match(code_->code, subject, text.size(), search_from, 0, state.data, state.context)
+                       : pcre2_match(code_->code, subject, text.size(), search_from, PCRE2_NO_UTF_CHECK, state.data,
+                                     state.context);
     if (rc == PCRE2_ERROR_NOMATCH) return;
     if (rc < 0) {
-      fail(ErrorKind::kInvalidInput, "regex \"{}\" failed on a {}-byte text at byte {}: {}",
-           pattern_, text.size(), search_from, pcre2_message(rc));
+      fail(ErrorKind::kInvalidInput, "regex \"{}\" failed on a {}-byte text at byte {}: {}", pattern_, text.size(),
+           search_from, pcre2_message(rc));
     }
     const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(state.data);
     const std::size_t start = ovector[0], end = ovector[1];

@@ -38,8 +38,7 @@ class Regex {
   // Calls on_match(start, end) for each match, left to right, non-overlapping. An empty match
   // right where the previous match ended is skipped, as Oniguruma's find_iter does.
   // `text` must be valid UTF-8 (it is not re-checked).
-  void for_each_match(std::string_view text,
-                      FunctionRef<void(std::size_t, std::size_t)> on_match) const;
+  void for_each_match(std::string_view text, FunctionRef<void(std::size_t, std::size_t)> on_match) const;
 
  private:
   struct Code;

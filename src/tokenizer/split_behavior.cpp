@@ -13,8 +13,10 @@ SplitBehavior parse_split_behavior(const Json& value, const std::string& origin)
   if (name == "MergedWithPrevious" || name == "merged_with_previous") return SplitBehavior::kMergedWithPrevious;
   if (name == "MergedWithNext" || name == "merged_with_next") return SplitBehavior::kMergedWithNext;
   if (name == "Contiguous" || name == "contiguous") return SplitBehavior::kContiguous;
-  fail("{}: behavior must be one of Removed, Isolated, MergedWithPrevious, MergedWithNext, "
-       "Contiguous; got {}", origin, value.dump());
+  fail(
+      "{}: behavior must be one of Removed, Isolated, MergedWithPrevious, MergedWithNext, "
+      "Contiguous; got {}",
+      origin, value.dump());
 }
 
 void regex_spans(const Regex& regex, std::string_view text, FunctionRef<void(Span)> on_span) {
@@ -27,8 +29,7 @@ void regex_spans(const Regex& regex, std::string_view text, FunctionRef<void(Spa
   if (previous != text.size()) on_span({previous, text.size(), false});
 }
 
-void char_spans(std::string_view text, FunctionRef<bool(char32_t)> predicate,
-                FunctionRef<void(Span)> on_span) {
+void char_spans(std::string_view text, FunctionRef<bool(char32_t)> predicate, FunctionRef<void(Span)> on_span) {
   std::size_t last_offset = 0, pos = 0;
   while (pos < text.size()) {
     const std::size_t begin = pos;

@@ -33,8 +33,7 @@ struct Span {
 void regex_spans(const Regex& regex, std::string_view text, FunctionRef<void(Span)> on_span);
 
 // The spans of `text` cut by every code point satisfying `predicate` (one span per such char).
-void char_spans(std::string_view text, FunctionRef<bool(char32_t)> predicate,
-                FunctionRef<void(Span)> on_span);
+void char_spans(std::string_view text, FunctionRef<bool(char32_t)> predicate, FunctionRef<void(Span)> on_span);
 
 // Folds spans into pieces by `behavior` (with `invert` flipping is_match first) and emits them.
 // `produce_spans` is called once with a callback receiving the spans in order.

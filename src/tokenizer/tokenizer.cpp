@@ -56,8 +56,7 @@ Tokenizer Tokenizer::from_dir(const std::filesystem::path& dir) {
   return Tokenizer(tok::load_tokenizer(json, dir / "tokenizer_config.json", dir / "chat_template.jinja"));
 }
 
-Tokenizer Tokenizer::from_files(const std::filesystem::path& tokenizer_json,
-                                const std::filesystem::path& config) {
+Tokenizer Tokenizer::from_files(const std::filesystem::path& tokenizer_json, const std::filesystem::path& config) {
   return Tokenizer(tok::load_tokenizer(tokenizer_json, config, {}));
 }
 

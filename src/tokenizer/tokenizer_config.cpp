@@ -32,15 +32,14 @@ std::string parse_chat_template(const Json& value, const std::string& origin) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_array()) {  // [{"name": "default", "template": "..."}, {"name": "tool_use", ...}]
     for (const Json& entry : value) {
-      if (entry.is_object() && entry.value("name", std::string()) == "default" &&
-          entry.contains("template") && entry["template"].is_string()) {
+      if (entry.is_object() && entry.value("name", std::string()) == "default" && entry.contains("template") &&
+          entry["template"].is_string()) {
         return entry["template"].get<std::string>();
       }
     }
     return {};
   }
-  fail("{}: field 'chat_template' must be a string or a list of named templates, got {}", origin,
-       value.type_name());
+  fail("{}: field 'chat_template' must be a string or a list of named templates, got {}", origin, value.type_name());
 }
 
 }  // namespace

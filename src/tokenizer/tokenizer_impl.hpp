@@ -21,11 +21,11 @@
 namespace kiln::tok {
 
 struct TokenizerImpl {
-  std::unique_ptr<Normalizer> normalizer;        // may be null
-  std::unique_ptr<PreTokenizer> pre_tokenizer;   // may be null
+  std::unique_ptr<Normalizer> normalizer;       // may be null
+  std::unique_ptr<PreTokenizer> pre_tokenizer;  // may be null
   std::unique_ptr<BpeModel> model;
   AddedVocabulary added;
-  std::unique_ptr<PostProcessor> post_processor;  // may be null
+  std::unique_ptr<PostProcessor> post_processor;            // may be null
   std::vector<std::unique_ptr<DecoderStep>> decoder_steps;  // empty: join tokens with spaces
   TokenizerConfig config;
   std::string fingerprint;

@@ -17,7 +17,9 @@ class TokenizerJsonHandler {
   TokenizerJsonHandler(TokenizerJson& out, const std::string& origin, std::size_t file_bytes)
       : out_(out), origin_(origin), file_bytes_(file_bytes), dom_(out.root) {}
 
-  bool null() { return scalar([] { return std::string("null"); }, [&] { return dom_.null(); }); }
+  bool null() {
+    return scalar([] { return std::string("null"); }, [&] { return dom_.null(); });
+  }
   bool boolean(bool value) {
     return scalar([&] { return std::string(value ? "true" : "false"); }, [&] { return dom_.boolean(value); });
   }
@@ -132,8 +134,7 @@ class TokenizerJsonHandler {
     num_pending_ = 0;
   }
   [[noreturn]] void fail_vocab_id(const std::string& shown) const {
-    fail("{}: model.vocab: id of token \"{}\" must be a non-negative 32-bit integer, got {}", origin_,
-         token_, shown);
+    fail("{}: model.vocab: id of token \"{}\" must be a non-negative 32-bit integer, got {}", origin_, token_, shown);
   }
 
   bool legacy_merge(const std::string& line) {
@@ -158,8 +159,8 @@ class TokenizerJsonHandler {
     return true;
   }
   [[noreturn]] void fail_merge(const std::string& shown) const {
-    fail("{}: model.merges[{}]: merge must be \"a b\" or [\"a\", \"b\"], got {}", origin_,
-         out_.bpe.merges.size(), shown);
+    fail("{}: model.merges[{}]: merge must be \"a b\" or [\"a\", \"b\"], got {}", origin_, out_.bpe.merges.size(),
+         shown);
   }
 
   // A value where a captured field allows none of its kind.
@@ -180,7 +181,7 @@ class TokenizerJsonHandler {
   std::string token_;          // the vocab key whose id comes next
   std::pair<std::string, std::int32_t> pending_entries_[VocabTable::kBatch];  // not inserted yet
   std::size_t num_pending_ = 0;
-  std::string pair_[2];        // strings of the ["a", "b"] merge being read
+  std::string pair_[2];  // strings of the ["a", "b"] merge being read
   int pair_size_ = 0;
 };
 

@@ -4,8 +4,8 @@
 
 #include "tokenizer/tokenizer_impl.hpp"
 #include "tokenizer/tokenizer_json_reader.hpp"
-#include "util/mapped_file.hpp"
 #include "util/log.hpp"
+#include "util/mapped_file.hpp"
 #include "util/sha256.hpp"
 
 namespace kiln::tok {
@@ -20,12 +20,14 @@ const Json& optional_component(const Json& root, const char* key) {
 std::unique_ptr<BpeModel> make_model(const Json& spec, BpeTables tables, const std::string& origin) {
   if (!spec.is_object()) fail("{}: missing or not an object", origin);
   // HF reads an untyped model by its fields; a BPE model is the one with merges.
-  const std::string type = spec.contains("type") ? spec.value("type", std::string())
-                           : spec.contains("merges") ? "BPE" : "";
+  const std::string type = spec.contains("type")     ? spec.value("type", std::string())
+                           : spec.contains("merges") ? "BPE"
+                                                     : "";
   if (type != "BPE") {
     fail(ErrorKind::kUnsupported,
          "{}: model type '{}' is not supported (supported: BPE; WordPiece, WordLevel and Unigram "
-         "are not implemented)", origin, type);
+         "are not implemented)",
+         origin, type);
   }
   return std::make_unique<BpeModel>(spec, std::move(tables), origin);
 }
@@ -70,8 +72,9 @@ void add_declared_tokens(TokenizerImpl& impl) {
     }
   }
   if (missing.empty()) return;
-  impl.added.add(missing, [&](std::string_view s) { return impl.model->token_to_id(s); },
-                 impl.model->size(), impl.normalizer.get());
+  impl.added.add(
+      missing, [&](std::string_view s) { return impl.model->token_to_id(s); }, impl.model->size(),
+      impl.normalizer.get());
 }
 
 // transformers rebuilds the post-processor from add_bos_token / add_eos_token when the config
@@ -119,14 +122,16 @@ std::shared_ptr<const TokenizerImpl> build_checked(TokenizerJson document, const
     impl->pre_tokenizer = make_pre_tokenizer(spec, file + ": pre_tokenizer", options);
   }
   std::vector<std::int32_t> declared_ids;
-  const auto added = parse_added_tokens(optional_component(root, "added_tokens"), file + ": added_tokens", declared_ids);
-  impl->added.add(added, [&](std::string_view s) { return impl->model->token_to_id(s); },
-                  impl->model->size(), impl->normalizer.get());
+  const auto added =
+      parse_added_tokens(optional_component(root, "added_tokens"), file + ": added_tokens", declared_ids);
+  impl->added.add(
+      added, [&](std::string_view s) { return impl->model->token_to_id(s); }, impl->model->size(),
+      impl->normalizer.get());
   for (std::size_t i = 0; i < added.size(); ++i) {
     const auto id = impl->added.token_to_id(added[i].content);
     if (id && *id != declared_ids[i]) {
-      spdlog::warn("{}: added token \"{}\" declares id {} but gets id {} (as in HF tokenizers)", file,
-                   added[i].content, declared_ids[i], *id);
+      spdlog::warn("{}: added token \"{}\" declares id {} but gets id {} (as in HF tokenizers)", file, added[i].content,
+                   declared_ids[i], *id);
     }
   }
   if (const Json& spec = optional_component(root, "post_processor"); !spec.is_null()) {
@@ -136,8 +141,10 @@ std::shared_ptr<const TokenizerImpl> build_checked(TokenizerJson document, const
     impl->decoder_steps = make_decoder_steps(spec, file + ": decoder");
   }
   if (!optional_component(root, "truncation").is_null() || !optional_component(root, "padding").is_null()) {
-    spdlog::debug("{}: truncation / padding settings are ignored (transformers disables them too "
-                  "unless asked per call)", file);
+    spdlog::debug(
+        "{}: truncation / padding settings are ignored (transformers disables them too "
+        "unless asked per call)",
+        file);
   }
   impl->config = std::move(config);
   add_declared_tokens(*impl);
@@ -172,8 +179,7 @@ std::shared_ptr<const TokenizerImpl> load_tokenizer(const std::filesystem::path&
   // Mapped, not read: the parser makes one pass, and a copy of a 9 MB file costs ~5% of the load.
   const MappedFile file(tokenizer_json);
   const std::string_view text(reinterpret_cast<const char*>(file.data()), file.size());
-  return build_from_document(read_tokenizer_json(text, tokenizer_json.string()),
-                             tokenizer_json.filename().string(),
+  return build_from_document(read_tokenizer_json(text, tokenizer_json.string()), tokenizer_json.filename().string(),
                              read_tokenizer_config(config_path, chat_template));
 }
 

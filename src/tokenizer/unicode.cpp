@@ -28,11 +28,16 @@ bool in_ranges(std::span<const CodePointRange> ranges, char32_t c) {
 // White_Space code points besides U+0009..U+000D and U+2000..U+200A.
 bool is_sparse_white_space(char32_t c) {
   switch (c) {
-    case 0x20: case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029: case 0x202F:
-    case 0x205F: case 0x3000:
-      return true;
-    default:
-      return false;
+    case 0x20:
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000: return true;
+    default: return false;
   }
 }
 
@@ -54,8 +59,8 @@ bool is_numeric(char32_t c) {
 }
 
 bool is_punctuation_or_ascii_punctuation(char32_t c) {
-  if (c < 0x80) return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) ||
-                       (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
+  if (c < 0x80)
+    return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
   const auto cat = category(c);
   return (cat >= UTF8PROC_CATEGORY_PC && cat <= UTF8PROC_CATEGORY_PO) != in_ranges(kPunctuationFlips, c);
 }
@@ -66,14 +71,12 @@ bool is_combining_mark(char32_t c) {
   return mark != in_ranges(kCombiningMarkFlips, c);
 }
 
-bool is_bert_accent_mark(char32_t c) {
-  return (category(c) == UTF8PROC_CATEGORY_MN) != in_ranges(kBertMarkFlips, c);
-}
+bool is_bert_accent_mark(char32_t c) { return (category(c) == UTF8PROC_CATEGORY_MN) != in_ranges(kBertMarkFlips, c); }
 
 bool is_bert_control(char32_t c) {
   const auto cat = category(c);
-  const bool control = cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_CF ||
-                       cat == UTF8PROC_CATEGORY_CO || cat == UTF8PROC_CATEGORY_CS;
+  const bool control = cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_CF || cat == UTF8PROC_CATEGORY_CO ||
+                       cat == UTF8PROC_CATEGORY_CS;
   return control != in_ranges(kBertControlFlips, c);
 }
 
@@ -86,14 +89,14 @@ bool is_rust_word_char(char32_t c) {
     static const char kPattern[] = "[\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}]";
     int error = 0;
     PCRE2_SIZE offset = 0;
-    return pcre2_compile(reinterpret_cast<PCRE2_SPTR>(kPattern), PCRE2_ZERO_TERMINATED,
-                         PCRE2_UTF | PCRE2_UCP, &error, &offset, nullptr);
+    return pcre2_compile(reinterpret_cast<PCRE2_SPTR>(kPattern), PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &error,
+                         &offset, nullptr);
   }();
   std::string encoded;
   append_utf8(encoded, c);
   pcre2_match_data* data = pcre2_match_data_create(1, nullptr);
-  const int rc = pcre2_match(kWordClass, reinterpret_cast<PCRE2_SPTR>(encoded.data()),
-                             encoded.size(), 0, PCRE2_ANCHORED | PCRE2_NO_UTF_CHECK, data, nullptr);
+  const int rc = pcre2_match(kWordClass, reinterpret_cast<PCRE2_SPTR>(encoded.data()), encoded.size(), 0,
+                             PCRE2_ANCHORED | PCRE2_NO_UTF_CHECK, data, nullptr);
   pcre2_match_data_free(data);
   return rc > 0;
 }

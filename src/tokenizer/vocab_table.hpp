@@ -38,7 +38,8 @@ class VocabTable {
   }
   // The same for a batch (at most kBatch); the strings are moved from.
   void insert_batch(std::span<std::pair<std::string, std::int32_t>> batch) {
-    if ((tokens_.size() + batch.size()) * 2 > slots_.size()) rehash(std::max(slots_.size(), (tokens_.size() + batch.size()) * 2));
+    if ((tokens_.size() + batch.size()) * 2 > slots_.size())
+      rehash(std::max(slots_.size(), (tokens_.size() + batch.size()) * 2));
     std::size_t hashes[kBatch];
     for (std::size_t i = 0; i < batch.size(); ++i) prefetch(hashes[i] = hash_of(batch[i].first));
     for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -71,12 +72,12 @@ class VocabTable {
   std::int32_t id(std::size_t entry) const { return has_duplicates_ ? *find(tokens_[entry]) : ids_[entry]; }
 
  private:
-  static constexpr std::size_t kInline = 11;    // tokens up to this many bytes live in the slot
-  static constexpr std::size_t kPrefix = 7;     // a longer token keeps its first bytes and entry
+  static constexpr std::size_t kInline = 11;  // tokens up to this many bytes live in the slot
+  static constexpr std::size_t kPrefix = 7;   // a longer token keeps its first bytes and entry
   static constexpr std::uint8_t kLong = 0xFF;
   struct Slot {
-    std::int32_t id = -1;  // -1: empty
-    std::uint8_t length = 0;  // the token's bytes, or kLong
+    std::int32_t id = -1;      // -1: empty
+    std::uint8_t length = 0;   // the token's bytes, or kLong
     char bytes[kInline] = {};  // the token (zero-padded), or kPrefix bytes then the entry (uint32)
   };
   static_assert(sizeof(Slot) == 16);

@@ -50,9 +50,8 @@ template <typename... Args>
 #ifdef NDEBUG
 #define KILN_DASSERT(cond) ((void)0)
 #else
-#define KILN_DASSERT(cond)                                                                  \
-  ((cond) ? (void)0                                                                         \
-          : throw ::kiln::Error(::kiln::ErrorKind::kInternal,                              \
-                                ::fmt::format("internal check failed: {} at {}:{}", #cond, \
-                                              __FILE__, __LINE__)))
+#define KILN_DASSERT(cond)                                    \
+  ((cond) ? (void)0                                           \
+          : throw ::kiln::Error(::kiln::ErrorKind::kInternal, \
+                                ::fmt::format("internal check failed: {} at {}:{}", #cond, __FILE__, __LINE__)))
 #endif

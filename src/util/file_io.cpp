@@ -34,8 +34,8 @@ std::string hidden_temporary_name(const std::filesystem::path& path, std::string
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    fail(std::filesystem::exists(path) ? ErrorKind::kIo : ErrorKind::kNotFound,
-         "{}: cannot open: {}", path.string(), std::strerror(errno));
+    fail(std::filesystem::exists(path) ? ErrorKind::kIo : ErrorKind::kNotFound, "{}: cannot open: {}", path.string(),
+         std::strerror(errno));
   }
   std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) fail(ErrorKind::kIo, "{}: read error", path.string());
@@ -78,11 +78,9 @@ void AtomicFileWriter::commit() {
   committed_ = true;
 }
 
-StagingDirectory::StagingDirectory(std::filesystem::path final_path)
-    : final_path_(std::move(final_path)) {
+StagingDirectory::StagingDirectory(std::filesystem::path final_path) : final_path_(std::move(final_path)) {
   if (std::filesystem::exists(final_path_)) {
-    fail("{}: already exists; choose a new output directory or remove it first",
-         final_path_.string());
+    fail("{}: already exists; choose a new output directory or remove it first", final_path_.string());
   }
   std::filesystem::path parent = final_path_.parent_path();
   if (parent.empty()) parent = ".";
@@ -106,8 +104,8 @@ void StagingDirectory::commit() {
   std::error_code ec;
   std::filesystem::rename(staging_path_, final_path_, ec);
   if (ec) {
-    fail(ErrorKind::kIo, "{}: cannot rename {} into place: {}", final_path_.string(),
-         staging_path_.string(), ec.message());
+    fail(ErrorKind::kIo, "{}: cannot rename {} into place: {}", final_path_.string(), staging_path_.string(),
+         ec.message());
   }
   committed_ = true;
 }

@@ -22,8 +22,7 @@ nlohmann::ordered_json read_ordered_json_file(const std::filesystem::path& path)
   }
 }
 
-JsonFields::JsonFields(const Json& object, std::string origin)
-    : object_(object), origin_(std::move(origin)) {
+JsonFields::JsonFields(const Json& object, std::string origin) : object_(object), origin_(std::move(origin)) {
   if (!object_.is_object()) fail("{}: expected a JSON object, got {}", origin_, object_.type_name());
 }
 
@@ -42,10 +41,8 @@ void JsonFields::fail_field(std::string_view key, std::string_view problem) cons
   fail("{}: field '{}' {}", origin_, key, problem);
 }
 
-void JsonFields::fail_type(std::string_view key, std::string_view expected,
-                           const Json& value) const {
-  fail("{}: field '{}' must be {}, got {} ({})", origin_, key, expected, value.type_name(),
-       value.dump());
+void JsonFields::fail_type(std::string_view key, std::string_view expected, const Json& value) const {
+  fail("{}: field '{}' must be {}, got {} ({})", origin_, key, expected, value.type_name(), value.dump());
 }
 
 }  // namespace kiln

@@ -73,8 +73,7 @@ class JsonFields {
     return value.get<T>();
   }
 
-  [[noreturn]] void fail_type(std::string_view key, std::string_view expected,
-                              const Json& value) const;
+  [[noreturn]] void fail_type(std::string_view key, std::string_view expected, const Json& value) const;
 
   const Json& object_;
   std::string origin_;

@@ -16,8 +16,8 @@ namespace kiln {
 MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    fail(errno == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo, "{}: cannot open: {}",
-         path.string(), std::strerror(errno));
+    fail(errno == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo, "{}: cannot open: {}", path.string(),
+         std::strerror(errno));
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
@@ -45,9 +45,7 @@ MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
 MappedFile::~MappedFile() { release(); }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : path_(std::move(other.path_)),
-      data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)) {}
+    : path_(std::move(other.path_)), data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {

@@ -15,14 +15,17 @@ namespace {
 
 using testing::run_kiln;
 
-std::string model(const std::string& name = "llama3_tiny") { return (testing::test_data_dir() / "checkpoints" / name).string(); }
+std::string model(const std::string& name = "llama3_tiny") {
+  return (testing::test_data_dir() / "checkpoints" / name).string();
+}
 
 TEST(ChatCommand, FirstTurnEqualsTheTemplatedRunAndCommandsWork) {
-  const auto run = run_kiln({"run", "-m", model(), "-p", "Hello world", "-n", "8", "--temperature", "0",
-                             "--apply-chat-template", "true"});
+  const auto run = run_kiln(
+      {"run", "-m", model(), "-p", "Hello world", "-n", "8", "--temperature", "0", "--apply-chat-template", "true"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  const auto chat = run_kiln({"chat", "-m", model(), "-n", "8", "--temperature", "0"},
-                             "Hello world\n/stats\n/system Be brief.\nHello world\n/nonsense\n/reset\n/exit\nnot read\n");
+  const auto chat =
+      run_kiln({"chat", "-m", model(), "-n", "8", "--temperature", "0"},
+               "Hello world\n/stats\n/system Be brief.\nHello world\n/nonsense\n/reset\n/exit\nnot read\n");
   ASSERT_EQ(chat.exit_code, 0) << chat.err;
   EXPECT_TRUE(chat.out.starts_with(run.out)) << chat.out;
   EXPECT_NE(chat.err.find("turns 1"), std::string::npos) << chat.err;
@@ -47,7 +50,8 @@ TEST(ChatCommand, SystemFlagEqualsTheSystemCommand) {
 }
 
 TEST(ChatCommand, SecondTurnReusesTheKvCache) {
-  const auto chat = run_kiln({"chat", "-m", model(), "-n", "6", "--temperature", "0"}, "Hello world\nHello again\n/stats\n");
+  const auto chat =
+      run_kiln({"chat", "-m", model(), "-n", "6", "--temperature", "0"}, "Hello world\nHello again\n/stats\n");
   ASSERT_EQ(chat.exit_code, 0) << chat.err;
   // Two turns; the second computed only part of its prompt, so the mean of computed prompt
   // tokens is below the mean of input tokens.
@@ -68,7 +72,8 @@ TEST(ChatCommand, WithADraftTheSecondTurnReusesBothKvCaches) {
   const std::string turns = "Hello world\nHello again\n/stats\n";
   const auto plain = run_kiln({"chat", "-m", model(), "-n", "6", "--temperature", "0"}, turns);
   const auto chat = run_kiln({"chat", "-m", model(), "-n", "6", "--temperature", "0", "--draft", draft,
-                              "--num-assistant-tokens", "3", "--no-adaptive-draft"}, turns);
+                              "--num-assistant-tokens", "3", "--no-adaptive-draft"},
+                             turns);
   ASSERT_EQ(chat.exit_code, 0) << chat.err;
   EXPECT_EQ(chat.out, plain.out);
   const auto value = [&](const std::string& row) {

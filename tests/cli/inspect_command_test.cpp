@@ -23,7 +23,8 @@ TEST(InspectCommand, PrintsConfigTensorsAndTotals) {
     params += t.num_elements();
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
   }
-  EXPECT_NE(r.out.find(fmt::format("{} tensors, {} parameters", f.tensors().size(), params)), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("{} tensors, {} parameters", f.tensors().size(), params)), std::string::npos)
+      << r.out;
 }
 
 // Phi-3's fused projections are listed split, with the parameter total of the file unchanged;

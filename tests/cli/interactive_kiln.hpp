@@ -54,7 +54,8 @@ class InteractiveKiln {
 
   void write_line(const std::string& line) {
     const std::string text = line + "\n";
-    if (::write(in_, text.data(), text.size()) != static_cast<ssize_t>(text.size())) throw std::runtime_error("write failed");
+    if (::write(in_, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+      throw std::runtime_error("write failed");
   }
   void close_stdin() {
     if (in_ >= 0) close(in_);
@@ -66,7 +67,8 @@ class InteractiveKiln {
   bool wait_for(const std::string& needle, bool in_stderr, int count = 1, int timeout_ms = 60000) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     while (occurrences(in_stderr ? err_text : out_text, needle) < count) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0 || !pump(static_cast<int>(left.count()))) return false;
     }
     return true;
@@ -75,8 +77,7 @@ class InteractiveKiln {
   // Closes stdin, drains the output and returns the exit code.
   int finish() {
     close_stdin();
-    while (pump(-1)) {
-    }
+    while (pump(-1)) {}
     int status = 0;
     waitpid(pid_, &status, 0);
     pid_ = -1;

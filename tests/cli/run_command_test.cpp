@@ -21,7 +21,8 @@ Json golden_records(const std::string& name) {
 }
 
 TEST(RunCommand, GreedyOutputMatchesTransformers) {
-  for (const std::string name : {"llama3_tiny", "llama2_tiny", "qwen2_tiny", "qwen3_tiny", "mistral_tiny", "phi3_tiny"}) {
+  for (const std::string name :
+       {"llama3_tiny", "llama2_tiny", "qwen2_tiny", "qwen3_tiny", "mistral_tiny", "phi3_tiny"}) {
     const auto dir = (testing::test_data_dir() / "checkpoints" / name).string();
     for (const Json& r : golden_records(name)) {
       const auto result = run_kiln({"run", "--model", dir, "--prompt", r["prompt"].get<std::string>(), "-n", "32",
@@ -37,15 +38,16 @@ TEST(RunCommand, GreedyOutputMatchesTransformers) {
 TEST(RunCommand, PromptFromStdin) {
   const Json r = golden_records("llama3_tiny")[1];
   const auto dir = (testing::test_data_dir() / "checkpoints" / "llama3_tiny").string();
-  const auto result = run_kiln({"run", "-m", dir, "-p", "-", "-n", "32", "--temperature", "0", "--device", "REFERENCE"}, r["prompt"].get<std::string>());
+  const auto result = run_kiln({"run", "-m", dir, "-p", "-", "-n", "32", "--temperature", "0", "--device", "REFERENCE"},
+                               r["prompt"].get<std::string>());
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.out, r["greedy_text"].get<std::string>() + "\n");
 }
 
 TEST(RunCommand, SeededSamplingIsReproducible) {
   const auto dir = (testing::test_data_dir() / "checkpoints" / "llama3_tiny").string();
-  const std::vector<std::string> args{"run", "-m", dir, "-p", "Hello", "-n", "24", "--temperature", "0.9", "--top-p", "0.9",
-                                      "--top-k", "50", "--seed", "7"};
+  const std::vector<std::string> args{"run", "-m",      dir,   "-p",      "Hello", "-n",     "24", "--temperature",
+                                      "0.9", "--top-p", "0.9", "--top-k", "50",    "--seed", "7"};
   const auto a = run_kiln(args);
   const auto b = run_kiln(args);
   ASSERT_EQ(a.exit_code, 0) << a.err;
@@ -74,8 +76,8 @@ TEST(RunCommand, MoreThreadsThanCpusIsAWarning) {
   const int usable = static_cast<int>(allowed_cpus().size());
   const auto dir = (testing::test_data_dir() / "checkpoints" / "llama3_tiny").string();
   const auto run_with = [&](int threads, std::vector<std::string> more = {}) {
-    std::vector<std::string> args = {"run", "-m", dir, "-p", "Hello", "-n", "2", "--property",
-                                     "INFERENCE_NUM_THREADS=" + std::to_string(threads)};
+    std::vector<std::string> args = {
+        "run", "-m", dir, "-p", "Hello", "-n", "2", "--property", "INFERENCE_NUM_THREADS=" + std::to_string(threads)};
     args.insert(args.end(), more.begin(), more.end());
     return run_kiln(args);
   };
@@ -84,7 +86,10 @@ TEST(RunCommand, MoreThreadsThanCpusIsAWarning) {
   // The draft's pool is built after the main pool pinned this thread to one CPU: the process
   // may still use every CPU.
   const auto with_draft = run_with(usable, {"--draft", dir});
-  if (previous) ::setenv("KILN_LOG_LEVEL", restore.c_str(), 1); else ::unsetenv("KILN_LOG_LEVEL");
+  if (previous)
+    ::setenv("KILN_LOG_LEVEL", restore.c_str(), 1);
+  else
+    ::unsetenv("KILN_LOG_LEVEL");
   ASSERT_EQ(over.exit_code, 0) << over.err;
   EXPECT_NE(over.err.find(fmt::format("INFERENCE_NUM_THREADS={} is more than the {} CPUs", usable + 1, usable)),
             std::string::npos)

@@ -63,25 +63,56 @@ TEST_F(RunEachFlag, EveryFieldFlagMatchesTheApi) {
   const std::vector<FlagCase> cases{
       {{"--max-new-tokens", "5"}, [](GenerationConfig& c) { c.max_new_tokens = 5; }, {"--ignore-eos"}},
       {{"--max-length", std::to_string(prompt_tokens + 4)},
-       [&](GenerationConfig& c) { c.max_new_tokens.reset(); c.max_length = prompt_tokens + 4; }, {"--ignore-eos"}},
+       [&](GenerationConfig& c) {
+         c.max_new_tokens.reset();
+         c.max_length = prompt_tokens + 4;
+       },
+       {"--ignore-eos"}},
       {{"--stop-token-id", std::to_string(third)}, [&](GenerationConfig& c) { c.stop_token_ids = {third}; }},
       {{"--stop", stop, "--include-stop-str"},
-       [&](GenerationConfig& c) { c.stop_strings = {stop}; c.include_stop_str_in_output = true; }},
-      {{"--do-sample", "--seed", "11"}, [](GenerationConfig& c) { c.do_sample = true; c.rng_seed = 11; }},
+       [&](GenerationConfig& c) {
+         c.stop_strings = {stop};
+         c.include_stop_str_in_output = true;
+       }},
+      {{"--do-sample", "--seed", "11"},
+       [](GenerationConfig& c) {
+         c.do_sample = true;
+         c.rng_seed = 11;
+       }},
       {{"--temperature", "0.7", "--seed", "11"},
-       [](GenerationConfig& c) { c.do_sample = true; c.temperature = 0.7; c.rng_seed = 11; }},
+       [](GenerationConfig& c) {
+         c.do_sample = true;
+         c.temperature = 0.7;
+         c.rng_seed = 11;
+       }},
       {{"--do-sample", "--top-k", "3", "--seed", "11"},
-       [](GenerationConfig& c) { c.do_sample = true; c.top_k = 3; c.rng_seed = 11; }},
+       [](GenerationConfig& c) {
+         c.do_sample = true;
+         c.top_k = 3;
+         c.rng_seed = 11;
+       }},
       {{"--do-sample", "--top-p", "0.5", "--seed", "11"},
-       [](GenerationConfig& c) { c.do_sample = true; c.top_p = 0.5; c.rng_seed = 11; }},
+       [](GenerationConfig& c) {
+         c.do_sample = true;
+         c.top_p = 0.5;
+         c.rng_seed = 11;
+       }},
       {{"--do-sample", "--min-p", "0.3", "--seed", "11"},
-       [](GenerationConfig& c) { c.do_sample = true; c.min_p = 0.3; c.rng_seed = 11; }},
+       [](GenerationConfig& c) {
+         c.do_sample = true;
+         c.min_p = 0.3;
+         c.rng_seed = 11;
+       }},
       {{"--repetition-penalty", "3"}, [](GenerationConfig& c) { c.repetition_penalty = 3; }},
       {{"--presence-penalty", "2"}, [](GenerationConfig& c) { c.presence_penalty = 2; }},
       {{"--frequency-penalty", "2"}, [](GenerationConfig& c) { c.frequency_penalty = 2; }},
       {{"--no-repeat-ngram-size", "1"}, [](GenerationConfig& c) { c.no_repeat_ngram_size = 1; }},
       {{"--eos-token-id", std::to_string(third), "--min-new-tokens", "6"},
-       [&](GenerationConfig& c) { c.ignore_eos = false; c.eos_token_ids = {third}; c.min_new_tokens = 6; },
+       [&](GenerationConfig& c) {
+         c.ignore_eos = false;
+         c.eos_token_ids = {third};
+         c.min_new_tokens = 6;
+       },
        {"-n", "32"}},
       {{"--apply-chat-template", "true"}, [](GenerationConfig& c) { c.apply_chat_template = true; }},
   };
@@ -107,13 +138,16 @@ TEST_F(RunEachFlag, BeamFlagsMatchTheApi) {
     c.early_stopping = StopCriteria::NEVER;
     const DecodedResults r = pipe.generate(kPrompt, c);
     std::string out;
-    for (std::size_t i = 0; i < r.texts.size(); ++i) out += fmt::format("=== {} (score {:.4f}) ===\n{}\n", i + 1, r.scores[i], r.texts[i]);
+    for (std::size_t i = 0; i < r.texts.size(); ++i)
+      out += fmt::format("=== {} (score {:.4f}) ===\n{}\n", i + 1, r.scores[i], r.texts[i]);
     return out;
   };
   const std::string expected = beams(0.3);
   EXPECT_NE(expected, beams(1.0)) << "--length-penalty would be untested";
-  const FlagCase f{{"--num-beams", "3", "--num-return-sequences", "2", "--length-penalty", "0.3", "--early-stopping", "never"},
-                   {}, {"-n", "12"}};
+  const FlagCase f{
+      {"--num-beams", "3", "--num-return-sequences", "2", "--length-penalty", "0.3", "--early-stopping", "never"},
+      {},
+      {"-n", "12"}};
   EXPECT_EQ(cli_text(f), expected);
 }
 
@@ -121,7 +155,8 @@ TEST_F(RunEachFlag, ConfidenceThresholdSpeculatesAndKeepsTheGreedyText) {
   // Oracle: speculative greedy decoding is plain greedy decoding; the draft did propose.
   const std::string draft = (testing::test_data_dir() / "genai" / "llama3_tiny_draft").string();
   const std::string llama3 = (testing::test_data_dir() / "checkpoints" / "llama3_tiny").string();
-  const std::vector<std::string> base{"run", "-m", llama3, "-p", kPrompt, "-n", "24", "--ignore-eos", "--device", "REFERENCE"};
+  const std::vector<std::string> base{"run", "-m", llama3,         "-p",       kPrompt,
+                                      "-n",  "24", "--ignore-eos", "--device", "REFERENCE"};
   const auto plain = testing::run_kiln(base);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   auto args = base;

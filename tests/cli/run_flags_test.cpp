@@ -18,7 +18,9 @@ using testing::run_kiln;
 
 std::string dir(const std::string& name) { return (testing::test_data_dir() / "checkpoints" / name).string(); }
 
-Json golden(const std::string& name) { return read_json_file(testing::test_data_dir() / "checkpoints" / name / "golden.json")["records"]; }
+Json golden(const std::string& name) {
+  return read_json_file(testing::test_data_dir() / "checkpoints" / name / "golden.json")["records"];
+}
 
 TEST(RunFlags, BeamSearchPrintsTransformersHypotheses) {
   const Json record = read_json_file(testing::test_data_dir() / "genai" / "beam_search_golden.json")["records"][0];
@@ -26,9 +28,23 @@ TEST(RunFlags, BeamSearchPrintsTransformersHypotheses) {
   const Tokenizer tok = Tokenizer::from_dir(dir("llama3_tiny"));
   const std::string prompt = golden("llama3_tiny")[0]["prompt"].get<std::string>();
   ASSERT_EQ(tok.encode(prompt), record["prompt_ids"].get<std::vector<std::int32_t>>());
-  std::vector<std::string> args{"run", "-m", dir("llama3_tiny"), "-p", prompt, "-n", "12", "--num-beams", "4",
-                                "--num-return-sequences", "2", "--length-penalty", "1.0", "--early-stopping", "false",
-                                "--device", "REFERENCE"};
+  std::vector<std::string> args{"run",
+                                "-m",
+                                dir("llama3_tiny"),
+                                "-p",
+                                prompt,
+                                "-n",
+                                "12",
+                                "--num-beams",
+                                "4",
+                                "--num-return-sequences",
+                                "2",
+                                "--length-penalty",
+                                "1.0",
+                                "--early-stopping",
+                                "false",
+                                "--device",
+                                "REFERENCE"};
   for (const Json& eos : record["eos_token_ids"]) {
     args.push_back("--eos-token-id");
     args.push_back(std::to_string(eos.get<int>()));
@@ -52,8 +68,9 @@ TEST(RunFlags, BeamSearchPrintsTransformersHypotheses) {
 TEST(RunFlags, DraftModelAndPromptLookupKeepTheGreedyText) {
   const Json r0 = golden("llama3_tiny")[2];
   const std::string draft = (testing::test_data_dir() / "genai" / "llama3_tiny_draft").string();
-  const std::vector<std::string> base{"run", "-m", dir("llama3_tiny"), "-p", r0["prompt"].get<std::string>(), "-n", "32",
-                                      "--temperature", "0", "--ignore-eos", "--device", "REFERENCE"};
+  const std::vector<std::string> base{"run",      "-m",       dir("llama3_tiny"), "-p", r0["prompt"].get<std::string>(),
+                                      "-n",       "32",       "--temperature",    "0",  "--ignore-eos",
+                                      "--device", "REFERENCE"};
   auto args = base;
   args.insert(args.end(), {"--draft", draft, "--num-assistant-tokens", "4", "--no-adaptive-draft"});
   auto r = run_kiln(args);
@@ -71,8 +88,9 @@ TEST(RunFlags, StopStringsAndLogprobs) {
   const Json r0 = golden("llama2_tiny")[1];
   const std::string text = r0["greedy_text"].get<std::string>();
   const std::string stop = text.substr(text.size() / 2, 3);
-  const auto r = run_kiln({"run", "-m", dir("llama2_tiny"), "-p", r0["prompt"].get<std::string>(), "-n", "32",
-                           "--temperature", "0", "--ignore-eos", "--stop", stop, "--logprobs", "2", "--device", "REFERENCE"});
+  const auto r =
+      run_kiln({"run", "-m", dir("llama2_tiny"), "-p", r0["prompt"].get<std::string>(), "-n", "32", "--temperature",
+                "0", "--ignore-eos", "--stop", stop, "--logprobs", "2", "--device", "REFERENCE"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, text.substr(0, text.find(stop)) + "\n");
   EXPECT_NE(r.err.find(" | "), std::string::npos) << r.err;  // alternatives listed per token

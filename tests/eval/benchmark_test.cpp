@@ -69,7 +69,8 @@ TEST(Benchmark, RunsDoTheSameWorkAndTheAggregatesFollowFromThem) {
   EXPECT_DOUBLE_EQ(r.ttft_ms.mean, mean_of(r.runs, [](const BenchmarkRun& x) { return x.ttft_ms; }));
   EXPECT_DOUBLE_EQ(r.tpot_ms.mean, mean_of(r.runs, [](const BenchmarkRun& x) { return x.tpot_ms; }));
   EXPECT_DOUBLE_EQ(r.throughput.mean, mean_of(r.runs, [](const BenchmarkRun& x) { return 1000 / x.tpot_ms; }));
-  EXPECT_DOUBLE_EQ(r.prefill_tokens_per_s.mean, mean_of(r.runs, [](const BenchmarkRun& x) { return 30000 / x.ttft_ms; }));
+  EXPECT_DOUBLE_EQ(r.prefill_tokens_per_s.mean,
+                   mean_of(r.runs, [](const BenchmarkRun& x) { return 30000 / x.ttft_ms; }));
   const double mean = r.tpot_ms.mean;
   const double variance = mean_of(r.runs, [](const BenchmarkRun& x) { return x.tpot_ms * x.tpot_ms; }) - mean * mean;
   EXPECT_NEAR(r.tpot_ms.std, std::sqrt(std::max(0.0, variance)), 1e-6 * mean);  // population std
@@ -102,10 +103,9 @@ TEST(Benchmark, OneNewTokenHasNoTpot) {
 
 TEST(Benchmark, WorkBeyondTheContextIsAClearError) {
   // kiln-tiny has 512 positions.
-  EXPECT_KILN_ERROR(run_benchmark(tiny(500, 20, 0, 1)),
-                    "500 prompt tokens + 20 new tokens do not fit the context", "512 positions");
-  EXPECT_KILN_ERROR(run_benchmark(tiny(600, 4, 0, 1)),
-                    "600 tokens", "512");
+  EXPECT_KILN_ERROR(run_benchmark(tiny(500, 20, 0, 1)), "500 prompt tokens + 20 new tokens do not fit the context",
+                    "512 positions");
+  EXPECT_KILN_ERROR(run_benchmark(tiny(600, 4, 0, 1)), "600 tokens", "512");
   EXPECT_KILN_ERROR(run_benchmark(tiny(26, 128, 2, 0)), "--runs must be positive");
 }
 
@@ -156,7 +156,8 @@ TEST(BenchmarkCli, AFailedBenchLeavesNoFile) {
 }
 
 TEST(BenchmarkCli, OneNewTokenPrintsNoTpot) {
-  const auto r = testing::run_kiln({"bench", "--prompt-tokens", "3", "--new-tokens", "1", "--warmup", "0", "--runs", "1"});
+  const auto r =
+      testing::run_kiln({"bench", "--prompt-tokens", "3", "--new-tokens", "1", "--warmup", "0", "--runs", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("TPOT        n/a (one new token)"), std::string::npos) << r.out;
 }

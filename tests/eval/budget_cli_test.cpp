@@ -39,8 +39,8 @@ TEST(BudgetCli, ModelWithWeightsShowsTheStoredBytesAndMeasures) {
   const auto dir = testing::checkpoint_dir("llama2_tiny").string();  // bf16, sharded
   testing::TempDir tmp;
   const auto json = tmp.path() / "b.json";
-  const auto r = run_kiln({"budget", "--model", dir, "--weight-format", "bf16", "--context", "128", "--measure",
-                           "--json", json.string()});
+  const auto r = run_kiln(
+      {"budget", "--model", dir, "--weight-format", "bf16", "--context", "128", "--measure", "--json", json.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("as stored"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("peak RSS"), std::string::npos) << r.out;

@@ -15,7 +15,9 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-ir::ModelConfig llama31_8b() { return ir::load_model_config(testing::test_data_dir() / "configs" / "llama-3.1-8b.json"); }
+ir::ModelConfig llama31_8b() {
+  return ir::load_model_config(testing::test_data_dir() / "configs" / "llama-3.1-8b.json");
+}
 
 std::uint64_t bytes_of(const WeightBudget& b, WeightClass c) { return b.bytes[static_cast<std::size_t>(c)]; }
 

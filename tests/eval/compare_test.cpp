@@ -16,7 +16,8 @@ namespace {
 // Copies an f32 single-file checkpoint, multiplying the named tensors by their factors.
 void write_perturbed_copy(const std::filesystem::path& src, const std::filesystem::path& dst, const Json& factors) {
   for (const auto& entry : std::filesystem::directory_iterator(src)) {
-    if (entry.path().filename() != "model.safetensors") std::filesystem::copy(entry.path(), dst / entry.path().filename());
+    if (entry.path().filename() != "model.safetensors")
+      std::filesystem::copy(entry.path(), dst / entry.path().filename());
   }
   const ir::SafetensorsFile weights(src / "model.safetensors");
   std::vector<std::vector<std::uint8_t>> storage;
@@ -48,7 +49,8 @@ TEST(Compare, AModelAgainstItselfHasNoDivergence) {
   genai::LoadedModel a = testing::load_for_eval(dir, 64);
   genai::LoadedModel b = testing::load_for_eval(dir, 64);
   const std::vector<std::int32_t> ids = heldout_ids(a);
-  const CompareResult r = compare_models(*a.model, *b.model, std::span(ids).first(1500), 0, {.context = 64, .stride = 32});
+  const CompareResult r =
+      compare_models(*a.model, *b.model, std::span(ids).first(1500), 0, {.context = 64, .stride = 32});
   EXPECT_EQ(r.num_scored, 1499);
   EXPECT_EQ(r.mean_kl, 0.0);
   EXPECT_EQ(r.max_kl, 0.0);

@@ -15,10 +15,11 @@ TEST(EvalCli, PplPrintsATableAndWritesJson) {
   testing::TempDir tmp;
   const auto json = tmp.path() / "ppl.json";
   const auto text = (testing::test_data_dir() / "heldout" / "manpages-heldout-small.txt").string();
-  const auto r = run_kiln({"eval", "ppl", "--model", testing::checkpoint_dir(g["checkpoint"].get<std::string>()).string(),
-                           "--text", text, "--context", std::to_string(g["context"].get<int>()), "--stride",
-                           std::to_string(g["stride"].get<int>()), "--device", "REFERENCE",  // transformers' oracle
-                           "--json", json.string()});
+  const auto r =
+      run_kiln({"eval", "ppl", "--model", testing::checkpoint_dir(g["checkpoint"].get<std::string>()).string(),
+                "--text", text, "--context", std::to_string(g["context"].get<int>()), "--stride",
+                std::to_string(g["stride"].get<int>()), "--device", "REFERENCE",  // transformers' oracle
+                "--json", json.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("perplexity"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bits per byte"), std::string::npos);
@@ -26,7 +27,8 @@ TEST(EvalCli, PplPrintsATableAndWritesJson) {
   EXPECT_EQ(out["command"], "ppl");
   EXPECT_EQ(out["results"]["tokens"], g["tokens"]);
   EXPECT_LT(testing::relative_error(out["results"]["ppl"].get<double>(), g["ppl"].get<double>()), 0.005);
-  EXPECT_LT(testing::relative_error(out["results"]["bits_per_byte"].get<double>(), g["bits_per_byte"].get<double>()), 0.005);
+  EXPECT_LT(testing::relative_error(out["results"]["bits_per_byte"].get<double>(), g["bits_per_byte"].get<double>()),
+            0.005);
 }
 
 TEST(EvalCli, CompareOfAModelWithItself) {
@@ -49,9 +51,10 @@ TEST(EvalCli, TaskReportsEveryItem) {
   const Json& g = testing::eval_goldens()["tasks"];
   testing::TempDir tmp;
   const auto json = tmp.path() / "task.json";
-  const auto r = run_kiln({"eval", "task", "--model", testing::checkpoint_dir(g["checkpoint"].get<std::string>()).string(),
-                           "--tasks", (testing::test_data_dir() / "eval" / g["file"].get<std::string>()).string(),
-                           "--device", "REFERENCE", "--json", json.string()});  // exact path: transformers' oracle
+  const auto r =
+      run_kiln({"eval", "task", "--model", testing::checkpoint_dir(g["checkpoint"].get<std::string>()).string(),
+                "--tasks", (testing::test_data_dir() / "eval" / g["file"].get<std::string>()).string(), "--device",
+                "REFERENCE", "--json", json.string()});  // exact path: transformers' oracle
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("accuracy"), std::string::npos) << r.out;
   const Json out = read_json_file(json);
@@ -66,13 +69,14 @@ TEST(EvalCli, RepetitionReportsTheMeanRatio) {
   const Json& g = testing::eval_goldens()["repetition"];
   testing::TempDir tmp;
   const auto json = tmp.path() / "rep.json";
-  const auto r = run_kiln({"eval", "repetition", "--model", testing::checkpoint_dir("llama3_tiny").string(), "--prompts",
-                           (testing::test_data_dir() / "eval" / "repetition_prompts.jsonl").string(), "-n",
-                           std::to_string(g["max_new_tokens"].get<int>()), "--device", "REFERENCE",
-                           "--json", json.string()});  // transformers' greedy text is the oracle: exact path
+  const auto r = run_kiln({"eval", "repetition", "--model", testing::checkpoint_dir("llama3_tiny").string(),
+                           "--prompts", (testing::test_data_dir() / "eval" / "repetition_prompts.jsonl").string(), "-n",
+                           std::to_string(g["max_new_tokens"].get<int>()), "--device", "REFERENCE", "--json",
+                           json.string()});  // transformers' greedy text is the oracle: exact path
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("mean repeated 4-gram ratio"), std::string::npos) << r.out;
-  EXPECT_NEAR(read_json_file(json)["results"]["mean_repeated_4gram_ratio"].get<double>(), g["mean_ratio"].get<double>(), 1e-12);
+  EXPECT_NEAR(read_json_file(json)["results"]["mean_repeated_4gram_ratio"].get<double>(), g["mean_ratio"].get<double>(),
+              1e-12);
 }
 
 TEST(EvalCli, BadInputGivesClearErrors) {

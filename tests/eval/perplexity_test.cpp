@@ -36,8 +36,10 @@ TEST(Perplexity, DefinitionsHoldBetweenTheFigures) {
   // not change the result (logits are the same whatever the chunking).
   genai::LoadedModel m = testing::load_for_eval(testing::checkpoint_dir("llama3_tiny"), 64);
   const std::string text = testing::heldout_small_text().substr(0, 2000);
-  const PerplexityResult a = evaluate_perplexity(*m.model, m.tokenizer, text, {.context = 64, .stride = 20, .max_chunk_tokens = 7});
-  const PerplexityResult b = evaluate_perplexity(*m.model, m.tokenizer, text, {.context = 64, .stride = 20, .max_chunk_tokens = 64});
+  const PerplexityResult a =
+      evaluate_perplexity(*m.model, m.tokenizer, text, {.context = 64, .stride = 20, .max_chunk_tokens = 7});
+  const PerplexityResult b =
+      evaluate_perplexity(*m.model, m.tokenizer, text, {.context = 64, .stride = 20, .max_chunk_tokens = 64});
   EXPECT_NEAR(a.ppl, std::exp(a.nll_nats / static_cast<double>(a.num_scored)), 1e-9 * a.ppl);
   EXPECT_NEAR(a.bits_per_byte, a.nll_nats / std::numbers::ln2 / 2000.0, 1e-12);
   EXPECT_EQ(a.num_scored, a.num_tokens - 1);
@@ -58,11 +60,11 @@ TEST(Perplexity, MatchesTheEmbeddedModelsReference) {
   // CPU either way (CPU against REFERENCE is tests/runtime's check); 0.5% is the bar.
   runtime::DeviceProperties cpu_f32_kv;
   cpu_f32_kv.kv_cache_precision = models::KvPrecision::kF32;
-  genai::LoadedModel m = genai::load_model(
-      model_dir, {.context_tokens = context, .device = "CPU", .properties = cpu_f32_kv});
-  const PerplexityResult r = evaluate_perplexity(
-      *m.model, m.tokenizer, testing::heldout_small_text(),
-      {.context = context, .stride = reference["stride"].get<std::int64_t>()});
+  genai::LoadedModel m =
+      genai::load_model(model_dir, {.context_tokens = context, .device = "CPU", .properties = cpu_f32_kv});
+  const PerplexityResult r =
+      evaluate_perplexity(*m.model, m.tokenizer, testing::heldout_small_text(),
+                          {.context = context, .stride = reference["stride"].get<std::int64_t>()});
   EXPECT_EQ(r.num_tokens, want["tokens"].get<std::int64_t>());
   EXPECT_LT(testing::relative_error(r.ppl, want["ppl"].get<double>()), 0.005) << r.ppl;
   EXPECT_LT(testing::relative_error(r.bits_per_byte, want["bits_per_byte"].get<double>()), 0.005);

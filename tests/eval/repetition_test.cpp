@@ -38,7 +38,7 @@ TEST(Repetition, ReproducesTransformersGreedyGenerations) {
     EXPECT_DOUBLE_EQ(r.items[i].ratio, want["ratio"].get<double>());
   }
   EXPECT_NEAR(r.mean_ratio, g["mean_ratio"].get<double>(), 1e-12);
-  EXPECT_GT(r.mean_ratio, 0.0);  // the fixture has a prompt that repeats
+  EXPECT_GT(r.mean_ratio, 0.0);                                               // the fixture has a prompt that repeats
   EXPECT_LT(r.items[0].num_tokens, g["max_new_tokens"].get<std::int64_t>());  // and one that ends at EOS
 }
 

@@ -13,7 +13,7 @@ TEST(TaskScoring, NormalisesAsciiCaseAndWhitespaceOnly) {
   EXPECT_EQ(normalise_answer("  MMAP,\t munmap \n"), "mmap, munmap");
   EXPECT_EQ(normalise_answer("\v\f\r"), "");
   EXPECT_EQ(normalise_answer("ÉCOLE Été"), "École Été");  // non-ASCII letters keep their case
-  EXPECT_EQ(normalise_answer("a\u00a0b"), "a\u00a0b");     // U+00A0 is not ASCII whitespace
+  EXPECT_EQ(normalise_answer("a\u00a0b"), "a\u00a0b");    // U+00A0 is not ASCII whitespace
 }
 
 TEST(TaskScoring, VerdictsEqualPythonsIsRight) {
@@ -27,7 +27,9 @@ TEST(TaskScoring, VerdictsEqualPythonsIsRight) {
 TEST(TaskScoring, LoadsTaskFilesAndNamesBadLines) {
   testing::TempDir tmp;
   const auto path = tmp.path() / "tasks.jsonl";
-  write_file_atomic(path, "{\"id\": \"a\", \"prompt\": \"Q: x\\nA:\", \"answer\": \"y\"}\n\n{\"prompt\": \"p\", \"answer\": \"q\"}\n");
+  write_file_atomic(
+      path,
+      "{\"id\": \"a\", \"prompt\": \"Q: x\\nA:\", \"answer\": \"y\"}\n\n{\"prompt\": \"p\", \"answer\": \"q\"}\n");
   const std::vector<TaskItem> items = load_tasks(path);
   ASSERT_EQ(items.size(), 2u);
   EXPECT_EQ(items[0].id, "a");
@@ -49,7 +51,7 @@ TEST(TaskEval, ReproducesTransformersCompletionsAndVerdicts) {
   const auto dir = testing::checkpoint_dir(g["checkpoint"].get<std::string>());
   const std::vector<TaskItem> tasks = load_tasks(testing::test_data_dir() / "eval" / g["file"].get<std::string>());
   genai::LoadedModel m = genai::load_model(dir, {.context_tokens = task_context_tokens(Tokenizer::from_dir(dir), tasks),
-                                                 .max_sequences = 3,  // fewer than the items: the engine queues
+                                                 .max_sequences = 3,       // fewer than the items: the engine queues
                                                  .device = "REFERENCE"});  // transformers' oracle: the exact path
   const TaskReport report = evaluate_tasks(*m.model, m.tokenizer, m.generation_defaults.eos_token_ids, tasks);
   ASSERT_EQ(report.items.size(), g["items"].size());
@@ -63,7 +65,7 @@ TEST(TaskEval, ReproducesTransformersCompletionsAndVerdicts) {
     right += want["right"].get<bool>() ? 1 : 0;
   }
   EXPECT_EQ(report.num_right, right);
-  EXPECT_GT(right, 0);                                    // the set has right items ...
+  EXPECT_GT(right, 0);                                        // the set has right items ...
   EXPECT_LT(right, static_cast<std::int64_t>(tasks.size()));  // ... and wrong ones
   EXPECT_DOUBLE_EQ(report.accuracy, static_cast<double>(right) / static_cast<double>(tasks.size()));
 }

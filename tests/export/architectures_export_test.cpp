@@ -27,13 +27,15 @@ class ArchitectureExport : public ::testing::TestWithParam<std::string> {
     export_model(o);
     const auto ids = testing::heldout_ids(model, 96);
     const auto vocab = static_cast<std::size_t>(ir::HfCheckpoint(model).config().vocab_size);
-    return testing::mean_kl(testing::forward_logits(model, ids), testing::forward_logits(tmp_.path() / "ir", ids), vocab);
+    return testing::mean_kl(testing::forward_logits(model, ids), testing::forward_logits(tmp_.path() / "ir", ids),
+                            vocab);
   }
   testing::TempDir tmp_;
 };
 
 TEST_P(ArchitectureExport, Fp16StaysWithinHalfPrecision) {
-  const bool stored_f16 = ir::HfCheckpoint(golden_checkpoint_dir(GetParam())).find("model.norm.weight")->dtype == ir::DType::kF16;
+  const bool stored_f16 =
+      ir::HfCheckpoint(golden_checkpoint_dir(GetParam())).find("model.norm.weight")->dtype == ir::DType::kF16;
   const double kl = export_kl(WeightFormat::kFp16);
   if (stored_f16) {
     EXPECT_EQ(kl, 0.0);  // same precision: the bytes are copied
@@ -75,7 +77,8 @@ TEST_P(ArchitectureExport, Int4WithAwqAppliesThePairs) {
   // scaled some q/k/v and some gate/up input: for Phi-3 those exist only as the split tensors.
   int awq_qkv = 0, awq_gate_up = 0;
   for (const auto& [name, record] : m["tensors"].items()) {
-    if (name.find("_proj.weight") == std::string::npos || name.ends_with(".scale") || name.ends_with(".zero_point")) continue;
+    if (name.find("_proj.weight") == std::string::npos || name.ends_with(".scale") || name.ends_with(".zero_point"))
+      continue;
     EXPECT_EQ(record["scheme"], "int4_sym") << name;
     const bool awq = record["method"].get<std::string>().starts_with("awq");
     if (name.find("q_proj") != std::string::npos || name.find("k_proj") != std::string::npos ||

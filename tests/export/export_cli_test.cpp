@@ -26,7 +26,8 @@ TEST(ExportCli, ExportVerifyInspectRun) {
   testing::TempDir tmp;
   const fs::path out = tmp.path() / "int4";
   const auto model = testing::golden_checkpoint_dir("llama3_tiny").string();
-  auto r = run_kiln({"export", "--model", model, "--weight-format", "int4", "--sym", "--group-size", "32", out.string()});
+  auto r =
+      run_kiln({"export", "--model", model, "--weight-format", "int4", "--sym", "--group-size", "32", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("exported"), std::string::npos) << r.out;
   EXPECT_EQ(r.err.find("\r"), std::string::npos) << "progress bar drawn on a non-terminal";
@@ -74,13 +75,21 @@ TEST(ExportCli, BadInputIsAClearError) {
 
 TEST(ExportCli, SynthWritesALoadableCheckpoint) {
   testing::TempDir tmp;
-  const Json config = {{"architectures", {"LlamaForCausalLM"}}, {"hidden_size", 32}, {"num_hidden_layers", 2},
-                       {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"intermediate_size", 48},
-                       {"vocab_size", 700}, {"bos_token_id", 600}, {"eos_token_id", 601}, {"tie_word_embeddings", false},
+  const Json config = {{"architectures", {"LlamaForCausalLM"}},
+                       {"hidden_size", 32},
+                       {"num_hidden_layers", 2},
+                       {"num_attention_heads", 4},
+                       {"num_key_value_heads", 2},
+                       {"intermediate_size", 48},
+                       {"vocab_size", 700},
+                       {"bos_token_id", 600},
+                       {"eos_token_id", 601},
+                       {"tie_word_embeddings", false},
                        {"torch_dtype", "bfloat16"}};
   write_file_atomic(tmp.path() / "config.json", config.dump());
   for (const char* out : {"a", "b"}) {
-    const auto r = run_kiln({"synth", "--like", (tmp.path() / "config.json").string(), (tmp.path() / out).string(), "--seed", "7"});
+    const auto r = run_kiln(
+        {"synth", "--like", (tmp.path() / "config.json").string(), (tmp.path() / out).string(), "--seed", "7"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   EXPECT_EQ(sha256_file(tmp.path() / "a" / "model.safetensors"), sha256_file(tmp.path() / "b" / "model.safetensors"));
@@ -92,8 +101,8 @@ TEST(ExportCli, SynthWritesALoadableCheckpoint) {
   const std::string text = "mmap() creates a new mapping — ünïcödé, 数字 and\ttabs.\n";
   EXPECT_EQ(tokenizer.decode(tokenizer.encode(text, false)), text);
   // A synthesised checkpoint exports like a real one.
-  const auto r = run_kiln({"export", "--model", (tmp.path() / "a").string(), "--weight-format", "nf4", "--group-size", "16",
-                           (tmp.path() / "ir").string()});
+  const auto r = run_kiln({"export", "--model", (tmp.path() / "a").string(), "--weight-format", "nf4", "--group-size",
+                           "16", (tmp.path() / "ir").string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 

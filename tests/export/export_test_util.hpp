@@ -30,8 +30,8 @@ inline exporter::ExportOptions export_options(const std::filesystem::path& model
 inline std::vector<float> forward_logits(const std::filesystem::path& dir, const std::vector<std::int32_t>& ids) {
   // REFERENCE device: the exact path, since transformers' f32 logits are these tests' oracle (the
   // CPU default rounds the KV cache to f16; tests/runtime checks CPU against REFERENCE).
-  genai::LoadedModel loaded = genai::load_model(
-      dir, {.context_tokens = static_cast<std::int64_t>(ids.size()) + 16, .device = "REFERENCE"});
+  genai::LoadedModel loaded =
+      genai::load_model(dir, {.context_tokens = static_cast<std::int64_t>(ids.size()) + 16, .device = "REFERENCE"});
   std::vector<std::int32_t> blocks(static_cast<std::size_t>(loaded.model->kv_cache_layout().num_blocks));
   for (std::size_t i = 0; i < blocks.size(); ++i) blocks[i] = static_cast<std::int32_t>(i);
   const models::SequenceChunk chunk{ids, 0, blocks, models::LogitsMode::kAll};

@@ -33,7 +33,8 @@ TEST(Export, Fp32ReproducesTheCheckpointExactly) {
       const auto ir_logits = testing::forward_logits(tmp.path() / "ir", prompt.ids);
       EXPECT_EQ(ir_logits, testing::forward_logits(golden.dir, prompt.ids)) << name;
       float worst = 0;
-      for (std::size_t i = 0; i < ir_logits.size(); ++i) worst = std::max(worst, std::fabs(ir_logits[i] - prompt.logits[i]));
+      for (std::size_t i = 0; i < ir_logits.size(); ++i)
+        worst = std::max(worst, std::fabs(ir_logits[i] - prompt.logits[i]));
       EXPECT_LT(worst, 1e-3f) << name << ": against transformers";
     }
   }
@@ -42,13 +43,16 @@ TEST(Export, Fp32ReproducesTheCheckpointExactly) {
 TEST(Export, SamePrecisionCopiesBytes) {
   // llama_bias_tiny is stored in f16 and llama2_tiny in bf16: exporting to that precision must
   // give the checkpoint's logits bit for bit.
-  for (auto [name, format] : {std::pair{"llama_bias_tiny", WeightFormat::kFp16}, {"llama2_tiny", WeightFormat::kBf16}}) {
+  for (auto [name, format] :
+       {std::pair{"llama_bias_tiny", WeightFormat::kFp16}, {"llama2_tiny", WeightFormat::kBf16}}) {
     testing::TempDir tmp;
     ExportOptions o = export_options(golden_checkpoint_dir(name), tmp.path() / "ir");
     o.weight_format = format;
     export_model(o);
     const auto ids = testing::load_golden_checkpoint(name).prompts[1].ids;
-    EXPECT_EQ(testing::forward_logits(tmp.path() / "ir", ids), testing::forward_logits(golden_checkpoint_dir(name), ids)) << name;
+    EXPECT_EQ(testing::forward_logits(tmp.path() / "ir", ids),
+              testing::forward_logits(golden_checkpoint_dir(name), ids))
+        << name;
   }
 }
 
@@ -101,7 +105,8 @@ TEST(Export, ManifestRecordsWhatWasDone) {
   EXPECT_EQ(m["calibration"]["num_samples"], 3);
   EXPECT_EQ(m["calibration"]["tokens"], 120);
   EXPECT_EQ(m["calibration"]["sha256"], sha256_hex(builtin_calibration_text()));
-  EXPECT_EQ(m["source"]["files"]["model.safetensors"], sha256_file(golden_checkpoint_dir("llama3_tiny") / "model.safetensors"));
+  EXPECT_EQ(m["source"]["files"]["model.safetensors"],
+            sha256_file(golden_checkpoint_dir("llama3_tiny") / "model.safetensors"));
   EXPECT_EQ(m["tensors"]["model.layers.1.mlp.down_proj.weight"]["scheme"], "int4_sym");
   EXPECT_EQ(m["tensors"]["model.layers.1.mlp.down_proj.weight"]["method"], "scale_estimation");
   EXPECT_EQ(m["tensors"]["model.embed_tokens.weight"]["scheme"], "int8_asym");
@@ -112,7 +117,8 @@ TEST(Export, ManifestRecordsWhatWasDone) {
 }
 
 // docs/FORMAT.md, implemented again without the kernels: codes, f16 scales, packed zero points.
-float decode_independently(const Json& entry, const Json& table, const std::string& bin, std::size_t row, std::size_t col) {
+float decode_independently(const Json& entry, const Json& table, const std::string& bin, std::size_t row,
+                           std::size_t col) {
   const auto find = [&](const std::string& name) -> const Json& {
     for (const Json& e : table) {
       if (e["name"] == name) return e;
@@ -123,11 +129,14 @@ float decode_independently(const Json& entry, const Json& table, const std::stri
   const std::string scheme = q["scheme"];
   const std::size_t in = entry["shape"][1], gs = q["group_size"];
   const std::size_t groups = (in + gs - 1) / gs;
-  const auto byte_at = [&](const Json& e, std::size_t i) { return static_cast<std::uint8_t>(bin[e["offset"].get<std::size_t>() + i]); };
+  const auto byte_at = [&](const Json& e, std::size_t i) {
+    return static_cast<std::uint8_t>(bin[e["offset"].get<std::size_t>() + i]);
+  };
   const auto nibble_at = [&](const Json& e, std::size_t i) { return (byte_at(e, i / 2) >> (4 * (i % 2))) & 0xF; };
   const std::size_t flat = row * in + col, g = row * groups + col / gs;
   std::uint16_t scale_bits = 0;
-  scale_bits = static_cast<std::uint16_t>(byte_at(find(q["scale"]), 2 * g) | (byte_at(find(q["scale"]), 2 * g + 1) << 8));
+  scale_bits =
+      static_cast<std::uint16_t>(byte_at(find(q["scale"]), 2 * g) | (byte_at(find(q["scale"]), 2 * g + 1) << 8));
   const float scale = f16_to_f32(scale_bits);
   if (scheme == "int8_sym") return float(static_cast<std::int8_t>(byte_at(entry, flat))) * scale;
   if (scheme == "int8_asym") return float(int(byte_at(entry, flat)) - int(byte_at(find(q["zero_point"]), g))) * scale;
@@ -142,7 +151,9 @@ float decode_independently(const Json& entry, const Json& table, const std::stri
 TEST(Export, PackedLayoutsDecodeIndependently) {
   const fs::path source = golden_checkpoint_dir("llama_bias_tiny");
   const ir::HfCheckpoint ckpt(source);
-  for (auto [format, sym] : {std::pair{WeightFormat::kInt4, false}, {WeightFormat::kInt4, true}, {WeightFormat::kNf4, false},
+  for (auto [format, sym] : {std::pair{WeightFormat::kInt4, false},
+                             {WeightFormat::kInt4, true},
+                             {WeightFormat::kNf4, false},
                              {WeightFormat::kInt8, true}}) {
     testing::TempDir tmp;
     ExportOptions o = export_options(source, tmp.path() / "ir");
@@ -176,7 +187,8 @@ TEST(Export, PackedLayoutsDecodeIndependently) {
         const float mine = decode_independently(e, table, bin, row, col);
         ASSERT_EQ(mine, kernel[i]) << name << " element " << i;
         const std::size_t at = scale_entry["offset"].get<std::size_t>() + 2 * (row * groups + g);
-        const float scale = std::fabs(f16_to_f32(static_cast<std::uint16_t>(std::uint8_t(bin[at]) | (std::uint8_t(bin[at + 1]) << 8))));
+        const float scale =
+            std::fabs(f16_to_f32(static_cast<std::uint16_t>(std::uint8_t(bin[at]) | (std::uint8_t(bin[at + 1]) << 8))));
         float lo = 0, hi = 0;  // the group's range (always spanning 0)
         for (std::size_t c = g * gs; c < std::min(in, (g + 1) * gs); ++c) {
           lo = std::min(lo, original[row * in + c]);
@@ -184,9 +196,11 @@ TEST(Export, PackedLayoutsDecodeIndependently) {
         }
         // The scale fits the group's range (NNCF's conventions, weight_format.hpp), up to f16 rounding...
         const double amax = std::max(-lo, hi);
-        const double expected_scale = scheme == "nf4" ? amax
-                                      : scheme == "int8_sym" ? amax / 128 : scheme == "int4_sym" ? amax / 8
-                                      : scheme == "int8_asym" ? (hi - lo) / 255.0 : (hi - lo) / 15.0;
+        const double expected_scale = scheme == "nf4"         ? amax
+                                      : scheme == "int8_sym"  ? amax / 128
+                                      : scheme == "int4_sym"  ? amax / 8
+                                      : scheme == "int8_asym" ? (hi - lo) / 255.0
+                                                              : (hi - lo) / 15.0;
         EXPECT_NEAR(scale, expected_scale, 1e-3 * expected_scale + 1e-7) << name << " row " << row << " group " << g;
         // ...and each weight decodes within half a step of it (a whole step where the symmetric
         // range clips its one extra positive code; NF4: half its widest level gap, 1 - 0.696).

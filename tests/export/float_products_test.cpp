@@ -32,9 +32,18 @@ std::vector<float> random_floats(std::size_t count, std::uint32_t seed) {
   return v;
 }
 
-FloatProduct product_for(const Case& c, const std::vector<float>& a, const std::vector<float>& b, std::vector<float>& out) {
-  return {.a = a.data(), .a_row_stride = c.a_transposed ? 1 : c.k, .a_k_stride = c.a_transposed ? c.m : 1,
-          .b = b.data(), .ldb = c.n, .c = out.data(), .ldc = c.n, .m = c.m, .n = c.n, .k = c.k};
+FloatProduct product_for(const Case& c, const std::vector<float>& a, const std::vector<float>& b,
+                         std::vector<float>& out) {
+  return {.a = a.data(),
+          .a_row_stride = c.a_transposed ? 1 : c.k,
+          .a_k_stride = c.a_transposed ? c.m : 1,
+          .b = b.data(),
+          .ldb = c.n,
+          .c = out.data(),
+          .ldc = c.n,
+          .m = c.m,
+          .n = c.n,
+          .k = c.k};
 }
 
 // C0 + A·B in f64, and the bound on its f32 rounding: k · 2⁻²³ · Σ|a||b| per element, plus C0's.
@@ -54,7 +63,7 @@ void check_against_f64(const Case& c, const std::vector<float>& a, const std::ve
   }
 }
 
-const Case kCases[] = {{1, 1, 1, false}, {1, 33, 7, true},   {7, 15, 5, false},  {8, 16, 64, true},
+const Case kCases[] = {{1, 1, 1, false},    {1, 33, 7, true},    {7, 15, 5, false},    {8, 16, 64, true},
                        {9, 17, 600, false}, {33, 31, 129, true}, {17, 100, 513, true}, {64, 32, 40, false}};
 
 TEST(FloatProducts, ScalarTwinMatchesF64) {
@@ -100,8 +109,12 @@ TEST_P(FloatProductKernel, MatchesF64AndIsTheFmaChainBitForBit) {
   // Beyond kCases: the 6-row tile's remainders, a ragged 16-column strip, the shapes AWQ and
   // scale estimation call (64 rows × 128 samples × 704 inputs; 32 rows × 64 × 64).
   std::vector<Case> cases(std::begin(kCases), std::end(kCases));
-  cases.insert(cases.end(), {{6, 16, 3, false}, {11, 8, 9, true}, {13, 24, 520, false}, {64, 128, 704, false},
-                             {32, 64, 64, false}, {5, 1, 1030, true}});
+  cases.insert(cases.end(), {{6, 16, 3, false},
+                             {11, 8, 9, true},
+                             {13, 24, 520, false},
+                             {64, 128, 704, false},
+                             {32, 64, 64, false},
+                             {5, 1, 1030, true}});
   for (const Case& c : cases) {
     const auto a = random_floats(c.m * c.k, 10), b = random_floats(c.k * c.n, 11), c0 = random_floats(c.m * c.n, 12);
     std::vector<float> got = c0;

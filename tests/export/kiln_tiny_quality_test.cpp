@@ -58,14 +58,24 @@ TEST(KilnTinyQuality, MeetsIssueFivesPerplexityBars) {
   };
   score("int8", [](ExportOptions& o) { o.weight_format = WeightFormat::kInt8; });
   score("rtn", int4_g128);
-  score("ratio_0.8", [&](ExportOptions& o) { int4_g128(o); o.ratio = 0.8; });
-  score("awq_se", [&](ExportOptions& o) { calibrated(o); o.awq = o.scale_estimation = true; });
-  score("gptq", [&](ExportOptions& o) { calibrated(o); o.gptq = true; });
+  score("ratio_0.8", [&](ExportOptions& o) {
+    int4_g128(o);
+    o.ratio = 0.8;
+  });
+  score("awq_se", [&](ExportOptions& o) {
+    calibrated(o);
+    o.awq = o.scale_estimation = true;
+  });
+  score("gptq", [&](ExportOptions& o) {
+    calibrated(o);
+    o.gptq = true;
+  });
   // Share of the perplexity RTN adds over f16 that a recipe takes back.
   const auto gap_closed = [&](const std::string& name) {
     return (ppl.at("rtn") - ppl.at(name)) / (ppl.at("rtn") - ppl.at("f16"));
   };
-  for (const auto& [name, p] : ppl) std::printf("perplexity %-10s %.4f (gap closed %.3f)\n", name.c_str(), p, gap_closed(name));
+  for (const auto& [name, p] : ppl)
+    std::printf("perplexity %-10s %.4f (gap closed %.3f)\n", name.c_str(), p, gap_closed(name));
 
   EXPECT_LT(ppl.at("int8"), 1.01 * ppl.at("f16"));
   EXPECT_GE(gap_closed("awq_se"), 0.25);

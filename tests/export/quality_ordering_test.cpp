@@ -32,8 +32,9 @@ class QualityOrdering : public ::testing::Test {
       configure(o);
       export_model(o);
       genai::LoadedModel exported = genai::load_model(tmp.path() / name, load);
-      kl_[name] = eval::compare_models(*exported.model, *reference.model, ids, 0, {.context = kTokens, .stride = kTokens})
-                      .mean_kl;
+      kl_[name] =
+          eval::compare_models(*exported.model, *reference.model, ids, 0, {.context = kTokens, .stride = kTokens})
+              .mean_kl;
     };
     const auto int4 = [](ExportOptions& o) {
       o.weight_format = WeightFormat::kInt4;
@@ -48,8 +49,14 @@ class QualityOrdering : public ::testing::Test {
     };
     score("int8", [](ExportOptions& o) { o.weight_format = WeightFormat::kInt8; });
     score("rtn", int4);
-    score("awq", [&](ExportOptions& o) { calibrated(o); o.awq = true; });
-    score("se", [&](ExportOptions& o) { calibrated(o); o.scale_estimation = true; });
+    score("awq", [&](ExportOptions& o) {
+      calibrated(o);
+      o.awq = true;
+    });
+    score("se", [&](ExportOptions& o) {
+      calibrated(o);
+      o.scale_estimation = true;
+    });
     for (const auto& [name, kl] : kl_) std::printf("KL %-10s %.5f\n", name.c_str(), kl);
   }
   // Fraction of the int4 RTN → int8 gap a recipe closes.

@@ -105,7 +105,8 @@ TEST(ScaleEstimation, NeverWorseAndBetterOnUnevenActivations) {
     const InputStatistics stats = record(p, HessianMode::kNone);
     const QuantizedMatrix m = quantize_with_scale_estimation(p.w, p.out, p.in, scheme, 32, stats, "w");
     const double se = mean_output_error(p, dequantize_weights(m.view()));
-    const double rtn = mean_output_error(p, dequantize_weights(quantize_weights(p.w, p.out, p.in, scheme, 32, "w").view()));
+    const double rtn =
+        mean_output_error(p, dequantize_weights(quantize_weights(p.w, p.out, p.in, scheme, 32, "w").view()));
     EXPECT_LT(se, 0.9 * rtn) << weight_scheme_name(scheme) << ": SE " << se << " vs RTN " << rtn;
   }
 }
@@ -222,7 +223,8 @@ TEST(Awq, FindsScalesThatLowerTheOutputError) {
   for (std::size_t o = 0; o < p.out; ++o) {
     for (std::size_t c = 0; c < p.in; ++c) w_hat[o * p.in + c] = static_cast<float>(w_hat[o * p.in + c] / s[c]);
   }
-  const double rtn = mean_output_error(p, dequantize_weights(quantize_weights(p.w, p.out, p.in, WeightScheme::kInt4Sym, 32, "w").view()));
+  const double rtn = mean_output_error(
+      p, dequantize_weights(quantize_weights(p.w, p.out, p.in, WeightScheme::kInt4Sym, 32, "w").view()));
   EXPECT_LT(mean_output_error(p, w_hat), 0.9 * rtn);
 }
 
@@ -311,11 +313,14 @@ TEST(GroupQuantizer, FakeQuantizeIsQuantizeValue) {
   std::vector<float> w;
   for (int i = -300; i <= 300; ++i) w.push_back(0.5f * static_cast<float>(i) * 0.25f);  // ties at scale 0.25
   for (int i = 0; i < 2000; ++i) w.push_back(n(rng));
-  for (float v : {1e30f, -1e30f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(), -0.0f}) {
+  for (float v :
+       {1e30f, -1e30f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(), -0.0f}) {
     w.push_back(v);
   }
-  for (WeightScheme scheme : {WeightScheme::kInt4Sym, WeightScheme::kInt4Asym, WeightScheme::kInt8Sym, WeightScheme::kInt8Asym}) {
-    for (QuantParams params : {QuantParams{0.25f, 0}, QuantParams{0.25f, 3}, QuantParams{0.0137f, 8}, QuantParams{1.5f, 128}}) {
+  for (WeightScheme scheme :
+       {WeightScheme::kInt4Sym, WeightScheme::kInt4Asym, WeightScheme::kInt8Sym, WeightScheme::kInt8Asym}) {
+    for (QuantParams params :
+         {QuantParams{0.25f, 0}, QuantParams{0.25f, 3}, QuantParams{0.0137f, 8}, QuantParams{1.5f, 128}}) {
       std::vector<float> out(w.size());
       std::vector<int> codes(w.size());
       fake_quantize(scheme, w, params, out, codes);

@@ -22,7 +22,7 @@ namespace {
 
 struct Fixture {
   kiln::Tokenizer tokenizer;
-  bool round_trips;             // decode(encode(x)) == x for text free of `breakers`
+  bool round_trips;                   // decode(encode(x)) == x for text free of `breakers`
   std::vector<std::string> breakers;  // substrings whose presence lifts the round-trip check
 };
 
@@ -46,8 +46,7 @@ const std::vector<Fixture>& fixtures() {
       std::string config;
       try {
         config = kiln::read_file(dir + "/tokenizer_config.json");
-      } catch (const kiln::Error&) {
-      }
+      } catch (const kiln::Error&) {}
       out.push_back({kiln::Tokenizer::from_json(gunzip_or_read(dir), config), round_trips, std::move(breakers)});
     };
     // Added tokens with lstrip / rstrip swallow spaces, and "▁" decodes to a space: text with

@@ -65,7 +65,8 @@ TEST(BeamSearch, SurvivesPreemptionAndChunking) {
   for (std::size_t i = 0; i < state.sequences.size(); ++i) {
     const Sequence& s = *state.sequences[i];
     EXPECT_EQ(std::vector<std::int32_t>(s.tokens.begin() + state.num_prompt, s.tokens.end()),
-              r["hypotheses"][i]["generated_ids"].get<std::vector<std::int32_t>>()) << i;
+              r["hypotheses"][i]["generated_ids"].get<std::vector<std::int32_t>>())
+        << i;
   }
 }
 

@@ -85,7 +85,8 @@ TEST(DraftKvReuse, SecondChatTurnComputesOnlyItsNewTokensInBothModels) {
   const std::int64_t draft_cached = cache.num_draft_tokens;
   main_counter.reset();
   draft_counter.reset();
-  const RequestId second = engine.add_request(second_prompt, speculative(16), RequestOptions{.prefix = std::move(cache)});
+  const RequestId second =
+      engine.add_request(second_prompt, speculative(16), RequestOptions{.prefix = std::move(cache)});
   engine.run_until_idle();
   const RequestState& r = engine.request(second);
   EXPECT_EQ(r.num_reused, main_cached);

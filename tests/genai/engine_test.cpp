@@ -18,7 +18,8 @@ std::unique_ptr<models::LanguageModel> model_with(const testing::GoldenCheckpoin
   models::KvCacheLayout kv;
   kv.num_blocks = num_blocks;
   kv.block_size = block_size;
-  return models::create_language_model(g.checkpoint->config(), g.checkpoint, std::make_unique<models::ReferenceOps>(), kv);
+  return models::create_language_model(g.checkpoint->config(), g.checkpoint, std::make_unique<models::ReferenceOps>(),
+                                       kv);
 }
 
 GenerationConfig greedy(std::int64_t n) {
@@ -45,7 +46,8 @@ TEST(Engine, BatchedGreedyMatchesTransformers) {
   auto model = model_with(g, 128);
   Engine engine(*model);
   const auto outputs = run_all(engine, g, greedy(32));
-  for (std::size_t i = 0; i < g.prompts.size(); ++i) EXPECT_EQ(outputs[i], g.prompts[i].greedy_ids) << g.prompts[i].prompt;
+  for (std::size_t i = 0; i < g.prompts.size(); ++i)
+    EXPECT_EQ(outputs[i], g.prompts[i].greedy_ids) << g.prompts[i].prompt;
 }
 
 TEST(Engine, ChunkedPrefillAndPreemptionDoNotChangeTokens) {
@@ -55,7 +57,8 @@ TEST(Engine, ChunkedPrefillAndPreemptionDoNotChangeTokens) {
   auto model = model_with(g, 20);
   Engine engine(*model, {.max_num_batched_tokens = 7, .max_num_seqs = 3});
   const auto outputs = run_all(engine, g, greedy(32));
-  for (std::size_t i = 0; i < g.prompts.size(); ++i) EXPECT_EQ(outputs[i], g.prompts[i].greedy_ids) << g.prompts[i].prompt;
+  for (std::size_t i = 0; i < g.prompts.size(); ++i)
+    EXPECT_EQ(outputs[i], g.prompts[i].greedy_ids) << g.prompts[i].prompt;
 }
 
 TEST(Engine, StopsOnEosStopTokensCallbackAndLength) {
@@ -84,7 +87,9 @@ TEST(Engine, StopsOnEosStopTokensCallbackAndLength) {
   EXPECT_EQ(engine.request(id).num_generated(), 3);
 
   int calls = 0;
-  id = engine.add_request(p.ids, greedy(32), [&](std::int32_t) { return ++calls == 6 ? StreamingStatus::CANCEL : StreamingStatus::RUNNING; });
+  id = engine.add_request(p.ids, greedy(32), [&](std::int32_t) {
+    return ++calls == 6 ? StreamingStatus::CANCEL : StreamingStatus::RUNNING;
+  });
   engine.run_until_idle();
   EXPECT_EQ(engine.request(id).finish_reason, FinishReason::kCancelled);
   EXPECT_EQ(engine.request(id).num_generated(), 6);

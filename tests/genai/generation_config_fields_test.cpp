@@ -24,26 +24,65 @@ TEST(GenerationConfigFields, RejectsContradictionsNamingTheField) {
     EXPECT_TRUE(thrown) << *parts.begin();
   };
   bad([](auto& c) { c.num_beams = 0; }, {"num_beams", ">= 1"});
-  bad([](auto& c) { c.num_beams = 4; c.do_sample = true; }, {"num_beams", "do_sample"});
-  bad([](auto& c) { c.num_beams = 2; c.num_return_sequences = 3; }, {"num_return_sequences", "exceeds num_beams"});
+  bad(
+      [](auto& c) {
+        c.num_beams = 4;
+        c.do_sample = true;
+      },
+      {"num_beams", "do_sample"});
+  bad(
+      [](auto& c) {
+        c.num_beams = 2;
+        c.num_return_sequences = 3;
+      },
+      {"num_return_sequences", "exceeds num_beams"});
   bad([](auto& c) { c.num_return_sequences = 2; }, {"num_return_sequences", "greedy"});
   bad([](auto& c) { c.num_return_sequences = 0; }, {"num_return_sequences"});
   bad([](auto& c) { c.num_beams = 257; }, {"num_beams", "256"});
-  bad([](auto& c) { c.do_sample = true; c.num_return_sequences = 1000; }, {"num_return_sequences", "256"});
+  bad(
+      [](auto& c) {
+        c.do_sample = true;
+        c.num_return_sequences = 1000;
+      },
+      {"num_return_sequences", "256"});
   bad([](auto& c) { c.stop_strings = {""}; }, {"stop_strings", "empty"});
   bad([](auto& c) { c.logprobs = -1; }, {"logprobs"});
   bad([](auto& c) { c.logprobs = 21; }, {"logprobs", "20"});
   bad([](auto& c) { c.num_assistant_tokens = -1; }, {"num_assistant_tokens"});
   bad([](auto& c) { c.num_assistant_tokens = 17; }, {"num_assistant_tokens", "16"});
   bad([](auto& c) { c.assistant_confidence_threshold = 1.0; }, {"assistant_confidence_threshold"});
-  bad([](auto& c) { c.num_assistant_tokens = 3; c.assistant_confidence_threshold = 0.5; },
+  bad(
+      [](auto& c) {
+        c.num_assistant_tokens = 3;
+        c.assistant_confidence_threshold = 0.5;
+      },
       {"assistant_confidence_threshold", "num_assistant_tokens"});
   bad([](auto& c) { c.max_ngram_size = -2; }, {"max_ngram_size"});
-  bad([](auto& c) { c.max_ngram_size = 3; c.assistant_confidence_threshold = 0.2; }, {"assistant_confidence_threshold", "prompt lookup"});
-  bad([](auto& c) { c.num_assistant_tokens = 4; c.num_beams = 2; }, {"num_beams", "speculative"});
-  bad([](auto& c) { c.max_ngram_size = 2; c.do_sample = true; c.num_return_sequences = 2; },
+  bad(
+      [](auto& c) {
+        c.max_ngram_size = 3;
+        c.assistant_confidence_threshold = 0.2;
+      },
+      {"assistant_confidence_threshold", "prompt lookup"});
+  bad(
+      [](auto& c) {
+        c.num_assistant_tokens = 4;
+        c.num_beams = 2;
+      },
+      {"num_beams", "speculative"});
+  bad(
+      [](auto& c) {
+        c.max_ngram_size = 2;
+        c.do_sample = true;
+        c.num_return_sequences = 2;
+      },
       {"num_return_sequences", "speculative"});
-  bad([](auto& c) { c.length_penalty = std::numeric_limits<double>::infinity(); c.num_beams = 2; }, {"length_penalty"});
+  bad(
+      [](auto& c) {
+        c.length_penalty = std::numeric_limits<double>::infinity();
+        c.num_beams = 2;
+      },
+      {"length_penalty"});
 
   GenerationConfig ok;
   ok.num_beams = 4;

@@ -19,14 +19,24 @@ TEST(GenerationConfig, RejectsBadValuesNamingTheField) {
   };
   bad([](auto& c) { c.max_new_tokens = -1; }, "max_new_tokens");
   bad([](auto& c) { c.temperature = -0.1; }, "temperature");
-  bad([](auto& c) { c.do_sample = true; c.temperature = 0; }, "temperature");
+  bad(
+      [](auto& c) {
+        c.do_sample = true;
+        c.temperature = 0;
+      },
+      "temperature");
   bad([](auto& c) { c.top_p = 0; }, "top_p");
   bad([](auto& c) { c.top_p = 1.5; }, "top_p");
   bad([](auto& c) { c.top_k = -2; }, "top_k");
   bad([](auto& c) { c.min_p = 2; }, "min_p");
   bad([](auto& c) { c.repetition_penalty = 0; }, "repetition_penalty");
   bad([](auto& c) { c.presence_penalty = 3; }, "presence_penalty");
-  bad([](auto& c) { c.max_new_tokens = 4; c.min_new_tokens = 5; }, "min_new_tokens");
+  bad(
+      [](auto& c) {
+        c.max_new_tokens = 4;
+        c.min_new_tokens = 5;
+      },
+      "min_new_tokens");
   bad([](auto& c) { c.max_length = 0; }, "max_length");
   bad([](auto& c) { c.no_repeat_ngram_size = -1; }, "no_repeat_ngram_size");
   bad([](auto& c) { c.min_new_tokens = -1; }, "min_new_tokens");

@@ -58,9 +58,9 @@ TEST(LLMPipeline, EveryStreamerFormSeesTheSameOutput) {
   LLMPipeline pipe = reference_pipeline();
   std::string text;
   const DecodedResults r = pipe.generate(p.prompt, greedy(32), TextStreamerCallback([&](const std::string& piece) {
-    text += piece;
-    return StreamingStatus::RUNNING;
-  }));
+                                           text += piece;
+                                           return StreamingStatus::RUNNING;
+                                         }));
   EXPECT_EQ(text, p.greedy_text);
   EXPECT_EQ(r.texts[0], p.greedy_text);
 
@@ -80,9 +80,8 @@ TEST(LLMPipeline, EveryStreamerFormSeesTheSameOutput) {
 
   // The bool form stops when it returns true; the result keeps what was generated.
   int pieces = 0;
-  const DecodedResults stopped = pipe.generate(p.prompt, greedy(32), BoolStreamerCallback([&](const std::string&) {
-    return ++pieces == 3;
-  }));
+  const DecodedResults stopped =
+      pipe.generate(p.prompt, greedy(32), BoolStreamerCallback([&](const std::string&) { return ++pieces == 3; }));
   EXPECT_EQ(stopped.finish_reasons[0], GenerationFinishReason::STOP);
   EXPECT_LT(stopped.tokens[0].size(), p.greedy_ids.size());
   EXPECT_TRUE(p.greedy_text.starts_with(stopped.texts[0]));
@@ -106,9 +105,9 @@ TEST(LLMPipeline, StopStringsCutTheTextAtTheirFirstOccurrence) {
     c.stop_strings = {stop};
     std::string streamed;
     const DecodedResults r = pipe.generate(p.prompt, c, TextStreamerCallback([&](const std::string& piece) {
-      streamed += piece;
-      return StreamingStatus::RUNNING;
-    }));
+                                             streamed += piece;
+                                             return StreamingStatus::RUNNING;
+                                           }));
     EXPECT_EQ(r.texts[0], full.substr(0, at)) << p.prompt;
     EXPECT_EQ(streamed, r.texts[0]) << p.prompt;
     EXPECT_EQ(r.finish_reasons[0], GenerationFinishReason::STOP);
@@ -127,7 +126,7 @@ TEST(LLMPipeline, SamplesBeamsAndLogprobs) {
   const DecodedResults a = pipe.generate("Hello world", c);
   const DecodedResults b = pipe.generate("Hello world", c);
   ASSERT_EQ(a.texts.size(), 3u);
-  EXPECT_EQ(a.texts, b.texts);  // seeded
+  EXPECT_EQ(a.texts, b.texts);                                         // seeded
   EXPECT_FALSE(a.texts[0] == a.texts[1] && a.texts[1] == a.texts[2]);  // independent samples
   c = greedy(8);
   c.num_beams = 4;
@@ -213,16 +212,14 @@ TEST(LLMPipeline, CancelDropsTheTurnStopKeepsIt) {
   GenerationConfig c = greedy(12);
   pipe.start_chat();
   int pieces = 0;
-  const auto cancel_at_3 = TextStreamerCallback([&](const std::string&) {
-    return ++pieces == 3 ? StreamingStatus::CANCEL : StreamingStatus::RUNNING;
-  });
+  const auto cancel_at_3 = TextStreamerCallback(
+      [&](const std::string&) { return ++pieces == 3 ? StreamingStatus::CANCEL : StreamingStatus::RUNNING; });
   const DecodedResults cancelled = pipe.generate("Hello world", c, cancel_at_3);
   EXPECT_EQ(cancelled.finish_reasons[0], GenerationFinishReason::CANCEL);
   EXPECT_TRUE(pipe.get_chat_history().empty());
   pieces = 0;
-  const auto stop_at_3 = TextStreamerCallback([&](const std::string&) {
-    return ++pieces == 3 ? StreamingStatus::STOP : StreamingStatus::RUNNING;
-  });
+  const auto stop_at_3 = TextStreamerCallback(
+      [&](const std::string&) { return ++pieces == 3 ? StreamingStatus::STOP : StreamingStatus::RUNNING; });
   const DecodedResults stopped = pipe.generate("Hello world", c, stop_at_3);
   EXPECT_EQ(stopped.finish_reasons[0], GenerationFinishReason::STOP);
   ASSERT_EQ(pipe.get_chat_history().size(), 2u);
@@ -240,15 +237,15 @@ TEST(LLMPipeline, CancelOnTheReleasedTailDropsTheTurn) {
   std::size_t last_char = full.size() - 1;
   while (last_char > 0 && (static_cast<unsigned char>(full[last_char]) & 0xC0) == 0x80) --last_char;
   c.stop_strings = {full.substr(last_char) + "\x01"};  // the answer ends with its first character
-  pipe.start_chat();  // a new conversation: the same first turn
+  pipe.start_chat();                                   // a new conversation: the same first turn
   std::string streamed;
   int calls_at_end = 0;
   const DecodedResults r = pipe.generate("Hello world", c, TextStreamerCallback([&](const std::string& piece) {
-    streamed += piece;
-    if (streamed != full) return StreamingStatus::RUNNING;
-    ++calls_at_end;
-    return StreamingStatus::CANCEL;
-  }));
+                                           streamed += piece;
+                                           if (streamed != full) return StreamingStatus::RUNNING;
+                                           ++calls_at_end;
+                                           return StreamingStatus::CANCEL;
+                                         }));
   EXPECT_EQ(calls_at_end, 1);
   EXPECT_EQ(streamed, full);
   EXPECT_EQ(r.finish_reasons[0], GenerationFinishReason::CANCEL);
@@ -291,8 +288,9 @@ TEST(LLMPipeline, RejectsBadSetups) {
   LLMPipeline pipe = pipeline();
   GenerationConfig c = greedy(4);
   c.num_beams = 2;
-  EXPECT_KILN_ERROR(pipe.generate("x", c, TextStreamerCallback([](const std::string&) { return StreamingStatus::RUNNING; })),
-                    "streaming needs a single sequence");
+  EXPECT_KILN_ERROR(
+      pipe.generate("x", c, TextStreamerCallback([](const std::string&) { return StreamingStatus::RUNNING; })),
+      "streaming needs a single sequence");
   c = greedy(4);
   c.top_p = 2;
   EXPECT_KILN_ERROR(pipe.set_generation_config(c), "top_p");

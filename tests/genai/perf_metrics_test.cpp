@@ -50,10 +50,10 @@ TEST(PerfMetrics, EveryStatisticIsMeanAndStdOverCalls) {
   fill(a.raw, 0.25);
   fill(b.raw, 0.75);
   const PerfMetrics sum = a + b;
-  for (const MeanStd& m : {sum.get_generate_duration(), sum.get_tokenization_duration(), sum.get_detokenization_duration(),
-                           sum.get_ttft(), sum.get_throughput(), sum.get_num_input_tokens(),
-                           sum.get_num_prefilled_tokens(), sum.get_num_generated_tokens(), sum.get_acceptance_rate(),
-                           sum.get_num_draft_prefilled_tokens(), sum.get_tpot()}) {
+  for (const MeanStd& m : {sum.get_generate_duration(), sum.get_tokenization_duration(),
+                           sum.get_detokenization_duration(), sum.get_ttft(), sum.get_throughput(),
+                           sum.get_num_input_tokens(), sum.get_num_prefilled_tokens(), sum.get_num_generated_tokens(),
+                           sum.get_acceptance_rate(), sum.get_num_draft_prefilled_tokens(), sum.get_tpot()}) {
     EXPECT_DOUBLE_EQ(m.mean, 0.5);
     EXPECT_DOUBLE_EQ(m.std, 0.25);
   }

@@ -54,8 +54,7 @@ TEST(SpeculativeDecoding, ChunkedDraftCatchUpProposesTheDraftsGreedyContinuation
     s.tokens = prompt;
     s.draft = proposer.make_state(c);
     // Chunks until only the last prompt token is left; the proposal computes that one.
-    while (proposer.catch_up(std::vector<DraftProposer::CatchUp>{{&s, chunk}}) > 0) {
-    }
+    while (proposer.catch_up(std::vector<DraftProposer::CatchUp>{{&s, chunk}}) > 0) {}
     EXPECT_EQ(s.draft->num_computed, static_cast<std::int64_t>(prompt.size()) - 1) << "chunk " << chunk;
     std::vector<DraftProposer::Slot> slots{{&s, &request, 4}};
     proposer.propose(slots);
@@ -73,14 +72,16 @@ TEST(SpeculativeDecoding, GreedyWithDraftEqualsPlainGreedy) {
     SpeculationStats stats;
     GenerationConfig c = greedy(32);
     c.num_assistant_tokens = k;
-    for (const auto& p : g.prompts) EXPECT_EQ(generate(engine, p.ids, c, &stats), p.greedy_ids) << "k=" << k << " " << p.prompt;
+    for (const auto& p : g.prompts)
+      EXPECT_EQ(generate(engine, p.ids, c, &stats), p.greedy_ids) << "k=" << k << " " << p.prompt;
     EXPECT_GT(stats.num_accepted, 0) << "k=" << k;
     EXPECT_LT(stats.num_accepted, stats.num_proposed) << "k=" << k;
   }
   GenerationConfig c = greedy(32);
   c.assistant_confidence_threshold = 0.4;
   SpeculationStats stats;
-  for (const auto& p : g.prompts) EXPECT_EQ(generate(engine, p.ids, c, &stats), p.greedy_ids) << "threshold " << p.prompt;
+  for (const auto& p : g.prompts)
+    EXPECT_EQ(generate(engine, p.ids, c, &stats), p.greedy_ids) << "threshold " << p.prompt;
   EXPECT_GT(stats.num_proposed, 0);
 }
 
@@ -91,7 +92,8 @@ TEST(SpeculativeDecoding, GreedyEqualsPlainUnderChunkingAndPreemption) {
   auto main = testing::load_test_model(g.dir, 24);
   auto draft = testing::load_test_model(testing::draft_dir(), 24);
   Engine engine(*main.model, EngineOptions{.scheduler = {.max_num_batched_tokens = 3, .max_num_seqs = 4},
-                                           .draft_model = draft.model.get(), .adaptive_speculation = false});
+                                           .draft_model = draft.model.get(),
+                                           .adaptive_speculation = false});
   GenerationConfig c = greedy(32);
   c.num_assistant_tokens = 4;
   std::vector<RequestId> ids;
@@ -142,7 +144,8 @@ TEST(SpeculativeDecoding, StopsInsideAnAcceptedRunExactlyAsPlainDecoding) {
     EXPECT_EQ(generate(engine, p.ids, c), expected) << stop_at;
     c.eos_token_ids.clear();
     c.max_new_tokens = static_cast<std::int64_t>(stop_at);
-    EXPECT_EQ(generate(engine, p.ids, c), std::vector<std::int32_t>(p.greedy_ids.begin(), p.greedy_ids.begin() + stop_at));
+    EXPECT_EQ(generate(engine, p.ids, c),
+              std::vector<std::int32_t>(p.greedy_ids.begin(), p.greedy_ids.begin() + stop_at));
   }
   EXPECT_EQ(engine.num_free_kv_blocks(), main.model->kv_cache_layout().num_blocks);  // nothing leaked
 }

@@ -115,8 +115,8 @@ TEST(SpeculativeSampling, VerifierEmitsTheMainDistribution) {
 
 // The exact probability of each 3-token continuation under `model` with `config`'s warpers.
 std::map<std::array<std::int32_t, 3>, double> joint_distribution(models::LanguageModel& model,
-                                                                  const std::vector<std::int32_t>& prompt,
-                                                                  const GenerationConfig& config) {
+                                                                 const std::vector<std::int32_t>& prompt,
+                                                                 const GenerationConfig& config) {
   std::map<std::array<std::int32_t, 3>, double> out;
   Sampler sampler(config);
   models::StepOutput logits;
@@ -188,8 +188,8 @@ TEST(SpeculativeSampling, EngineWithDraftSamplesTheMainModelsJointDistribution) 
     stats.num_accepted += engine.request(id).speculation.num_accepted;
     engine.release(id);
   }
-  EXPECT_GT(stats.num_accepted, n / 4);                        // accepted candidates...
-  EXPECT_LT(stats.num_accepted, stats.num_proposed - n / 4);   // ...and rejected ones
+  EXPECT_GT(stats.num_accepted, n / 4);                       // accepted candidates...
+  EXPECT_LT(stats.num_accepted, stats.num_proposed - n / 4);  // ...and rejected ones
   const auto [stat, dof] = chi_square(counts, exact, n);
   EXPECT_LT(stat, chi_square_quantile_1e4(dof));
   const auto [against_draft, dof_draft] = chi_square(counts, draft_exact, n);
@@ -270,7 +270,8 @@ TEST(SpeculativeSampling, EmbeddedPairWithDraftSamplesAsWithout) {
   const auto [stat, dof] = homogeneity_chi_square(drafted, plain);
   EXPECT_LT(stat, chi_square_quantile_1e4(dof)) << "with the draft the samples are not the main model's";
   const auto [power, power_dof] = homogeneity_chi_square(draft_only, plain);
-  EXPECT_GT(power, chi_square_quantile_1e4(power_dof)) << "the test cannot tell the draft's samples from the main model's";
+  EXPECT_GT(power, chi_square_quantile_1e4(power_dof))
+      << "the test cannot tell the draft's samples from the main model's";
 }
 
 }  // namespace

@@ -30,7 +30,8 @@ inline TestModel load_test_model(const std::filesystem::path& dir, std::int64_t 
   models::KvCacheLayout kv;
   kv.num_blocks = num_blocks;
   kv.block_size = block_size;
-  m.model = models::create_language_model(m.checkpoint->config(), m.checkpoint, std::make_unique<models::ReferenceOps>(), kv);
+  m.model =
+      models::create_language_model(m.checkpoint->config(), m.checkpoint, std::make_unique<models::ReferenceOps>(), kv);
   return m;
 }
 

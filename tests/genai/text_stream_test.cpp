@@ -48,8 +48,9 @@ Streamed stream(const Tokenizer& tok, const std::vector<std::int32_t>& ids, cons
       out.stop_token = i;
     } else {
       // Text decoded so far but not shown: what the stream still holds back.
-      const std::string held = tok.decode(std::vector(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(i) + 1), true)
-                                   .substr(out.text.size());
+      const std::string held =
+          tok.decode(std::vector(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(i) + 1), true)
+              .substr(out.text.size());
       for (const std::string& s : stops) {
         EXPECT_EQ(out.text.find(s), std::string::npos) << "stop string '" << s << "' leaked at token " << i;
         // Shown text may end with the start of a stop string only if the held text already rules
@@ -91,7 +92,8 @@ TEST(TextStream, StopStringsMatchAcrossTokensAndNeverLeak) {
       EXPECT_EQ(s.text, text.substr(0, at + (include ? stop.size() : 0))) << stop;
       // It stopped at the token that completed the stop string, not later.
       EXPECT_LT(tok.decode(std::vector(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(s.stop_token))).size(),
-                at + stop.size()) << stop;
+                at + stop.size())
+          << stop;
     }
   }
 }

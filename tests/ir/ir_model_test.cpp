@@ -53,7 +53,8 @@ struct SampleIr {
                  {reinterpret_cast<const std::uint8_t*>(quantized.scales().data()), quantized.scales().size() * 2});
     w.add_tensor(IrTensorEntry::plain("m.zero_point", StorageType::kU4, {4, 2}), quantized.zero_points());
     const std::vector<std::uint16_t> h{f32_to_f16(1.0f), f32_to_f16(2.0f), f32_to_f16(-3.0f), f32_to_f16(0.5f)};
-    w.add_tensor(IrTensorEntry::plain("h", StorageType::kF16, {2, 2}), {reinterpret_cast<const std::uint8_t*>(h.data()), 8});
+    w.add_tensor(IrTensorEntry::plain("h", StorageType::kF16, {2, 2}),
+                 {reinterpret_cast<const std::uint8_t*>(h.data()), 8});
     w.finish(tiny_config(), "kiln test");
   }
   fs::path path() const { return dir.path(); }

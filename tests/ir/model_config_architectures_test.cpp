@@ -159,9 +159,14 @@ TEST(ArchitectureConfig, Phi4MiniPartialRotaryInRopeParameters) {
   j.erase("rope_theta");
   j["num_attention_heads"] = 24;
   j["num_key_value_heads"] = 8;
-  j["rope_parameters"] = {{"rope_type", "longrope"}, {"rope_theta", 10000.0}, {"partial_rotary_factor", 0.75},
-                          {"short_factor", std::vector<double>(48, 1.0)}, {"long_factor", std::vector<double>(48, 2.0)},
-                          {"original_max_position_embeddings", 4096}, {"factor", 32.0}, {"attention_factor", 1.2}};
+  j["rope_parameters"] = {{"rope_type", "longrope"},
+                          {"rope_theta", 10000.0},
+                          {"partial_rotary_factor", 0.75},
+                          {"short_factor", std::vector<double>(48, 1.0)},
+                          {"long_factor", std::vector<double>(48, 2.0)},
+                          {"original_max_position_embeddings", 4096},
+                          {"factor", 32.0},
+                          {"attention_factor", 1.2}};
   const ModelConfig c = parse(j);
   EXPECT_EQ(c.head_dim, 128);
   EXPECT_EQ(c.rotary_dim, 96);

@@ -22,7 +22,7 @@ TEST(ActivationQuant, ReferenceBoundsAndSums) {
     const std::size_t n = 3, in = 200;
     std::vector<float> x = random_matrix(n, in, 3);
     std::fill(x.begin() + in, x.begin() + in + 64, 0.0f);  // an all-zero group in row 1
-    x[2 * in + 5] = 1e4f;                                   // an outlier in row 2
+    x[2 * in + 5] = 1e4f;                                  // an outlier in row 2
     ActivationBuffer buffer(n, in, group);
     const QuantizedActivations q = buffer.view(n);
     quantize_activations_reference(x.data(), q, 0, n);
@@ -52,8 +52,7 @@ TEST(ActivationQuant, ReferenceBoundsAndSums) {
 }
 
 TEST(ActivationQuant, RejectsBadGroupSizes) {
-  EXPECT_KILN_ERROR(ActivationBuffer(1, 100, 48), "DYNAMIC_QUANTIZATION_GROUP_SIZE 48",
-                    "multiple of 32");
+  EXPECT_KILN_ERROR(ActivationBuffer(1, 100, 48), "DYNAMIC_QUANTIZATION_GROUP_SIZE 48", "multiple of 32");
   EXPECT_KILN_ERROR(ActivationBuffer(1, 100, 0), "DYNAMIC_QUANTIZATION_GROUP_SIZE 0");
   EXPECT_NO_THROW(ActivationBuffer(1, 100, 100));
 }

@@ -25,14 +25,15 @@ struct EmulatedCase {
 
 TEST(AmxEmulation, GemmEqualsReference) {
   KILN_SKIP_UNLESS_SUPPORTED(Isa::kAvx512);
-  const EmulatedCase cases[] = {
-      {WeightScheme::kInt4Sym, 37, 200, 64, 128}, {WeightScheme::kInt4Asym, 20, 256, 128, 32},
-      {WeightScheme::kInt8Sym, 33, 96, 96, 96},   {WeightScheme::kInt8Asym, 16, 160, 32, 160},
-      {WeightScheme::kBf16, 21, 100, 100, 0}};
+  const EmulatedCase cases[] = {{WeightScheme::kInt4Sym, 37, 200, 64, 128},
+                                {WeightScheme::kInt4Asym, 20, 256, 128, 32},
+                                {WeightScheme::kInt8Sym, 33, 96, 96, 96},
+                                {WeightScheme::kInt8Asym, 16, 160, 32, 160},
+                                {WeightScheme::kBf16, 21, 100, 100, 0}};
   for (const EmulatedCase& c : cases) {
     for (std::size_t n : {16u, 17u, 40u}) {
-      const QuantizedMatrix m = quantize_weights(random_matrix(c.out, c.in, 3, 0.05f), c.out, c.in,
-                                                 c.scheme, c.group, "w");
+      const QuantizedMatrix m =
+          quantize_weights(random_matrix(c.out, c.in, 3, 0.05f), c.out, c.in, c.scheme, c.group, "w");
       // The AMX layouts are the avx512 ones.
       const PackedMatrix packed = pack_weights(m.view(), Isa::kAvx512, "w");
       const std::vector<float> x = random_matrix(n, c.in, 4 + n);
@@ -47,8 +48,8 @@ TEST(AmxEmulation, GemmEqualsReference) {
         quantize_activations_reference(x.data(), xq, 0, n);
         table.int8[scheme_index(c.scheme)].gemm(packed.view(), args, 0, c.out);
         const PackedLayout scalar = packed_layout(Isa::kScalar, c.scheme, c.out, c.in, c.group);
-        reference::matmul_int8_activations(m.view(), xq, int8_block_columns(scalar, c.act_group),
-                                           bias.data(), want.data(), c.out, 0, c.out);
+        reference::matmul_int8_activations(m.view(), xq, int8_block_columns(scalar, c.act_group), bias.data(),
+                                           want.data(), c.out, 0, c.out);
       } else {
         table.f32[scheme_index(c.scheme)].gemm(packed.view(), args, 0, c.out);
         reference::matmul_f32_activations(m.view(), x.data(), n, bias.data(), want.data(), c.out, 0, c.out);

@@ -32,12 +32,11 @@ struct Geometry {
 };
 
 constexpr Geometry kGeometries[] = {
-    {64, 4, 2, 16, 32},  // Llama-3.2-1B's head shape
-    {16, 1, 3, 7, 16},   // MHA, blocks of 7 positions
-    {48, 3, 1, 1, 16},   // one position per block, three groups of 16
-    {80, 12, 2, 16, 80}, // more than 8 query heads per KV head; one u8 group per row
-    {128, 8, 1, 5, 64},
-    {20, 2, 1, 3, 20},   // a head_dim that is no multiple of 8 (vector tails)
+    {64, 4, 2, 16, 32},                      // Llama-3.2-1B's head shape
+    {16, 1, 3, 7, 16},                       // MHA, blocks of 7 positions
+    {48, 3, 1, 1, 16},                       // one position per block, three groups of 16
+    {80, 12, 2, 16, 80},                     // more than 8 query heads per KV head; one u8 group per row
+    {128, 8, 1, 5, 64},  {20, 2, 1, 3, 20},  // a head_dim that is no multiple of 8 (vector tails)
 };
 
 // A paged K/V cache filled from f32 values through the twin's encoder, with a shuffled table.
@@ -64,9 +63,12 @@ struct TestCache {
     const std::vector<float> k = random_matrix(rows, g.head_dim, seed, 1.0f);
     const std::vector<float> v = random_matrix(rows, g.head_dim, seed + 1, 1.0f);
     for (std::int64_t r = 0; r < rows; ++r) {
-      reference::encode_kv(&k[r * g.head_dim], g.head_dim, e, g.group_size, &keys[r * bytes], &key_params[r * groups * 2]);
-      reference::encode_kv(&v[r * g.head_dim], g.head_dim, e, g.group_size, &values[r * bytes], &value_params[r * groups * 2]);
-      reference::decode_kv(&keys[r * bytes], g.head_dim, e, g.group_size, &key_params[r * groups * 2], &keys_f32[r * g.head_dim]);
+      reference::encode_kv(&k[r * g.head_dim], g.head_dim, e, g.group_size, &keys[r * bytes],
+                           &key_params[r * groups * 2]);
+      reference::encode_kv(&v[r * g.head_dim], g.head_dim, e, g.group_size, &values[r * bytes],
+                           &value_params[r * groups * 2]);
+      reference::decode_kv(&keys[r * bytes], g.head_dim, e, g.group_size, &key_params[r * groups * 2],
+                           &keys_f32[r * g.head_dim]);
       reference::decode_kv(&values[r * bytes], g.head_dim, e, g.group_size, &value_params[r * groups * 2],
                            &values_f32[r * g.head_dim]);
     }
@@ -121,14 +123,14 @@ TEST_P(AttentionVsTwin, AttendMatchesScalarTwinOnOddShapes) {
       const std::vector<float> q = random_matrix(g.kv_heads * g.group, g.head_dim, 7, 0.3f);
       for (auto [begin, end] : {std::pair<std::int64_t, std::int64_t>{0, 1}, {0, 17}, {5, 6}, {3, 300}, {129, 250}}) {
         for (std::int64_t kv_head = 0; kv_head < g.kv_heads; ++kv_head) {
-          const AttentionQuery query{q.data() + kv_head * g.group * g.head_dim, g.group, kv_head, cache.table.data(),
-                                     begin, end, 0.125f};
+          const AttentionQuery query{
+              q.data() + kv_head * g.group * g.head_dim, g.group, kv_head, cache.table.data(), begin, end, 0.125f};
           Partial got(g.group, g.head_dim), want(g.group, g.head_dim);
           kernels.attend(cache.view(), query, got.view());
           reference::attend(cache.view(), query, want.view());
-          SCOPED_TRACE(::testing::Message() << "head_dim " << g.head_dim << " group " << g.group << " block "
-                                            << g.block_size << " " << kv_element_name(e) << " [" << begin << ", "
-                                            << end << ") kv_head " << kv_head);
+          SCOPED_TRACE(::testing::Message()
+                       << "head_dim " << g.head_dim << " group " << g.group << " block " << g.block_size << " "
+                       << kv_element_name(e) << " [" << begin << ", " << end << ") kv_head " << kv_head);
           // max is exact up to the f32 dot product; sum and acc share the same rescaling.
           for (std::int64_t h = 0; h < g.group; ++h) {
             EXPECT_NEAR(got.max[h], want.max[h], 1e-5f * std::max(1.0f, std::fabs(want.max[h])));
@@ -154,12 +156,14 @@ TEST_P(AttentionVsTwin, AttendRowsMatchesTwinRowByRow) {
       const std::int64_t max_rows = kMaxAttentionRowQueries / g.group;
       const std::int64_t width = g.kv_heads * g.group * g.head_dim;  // one row of q / out
       const std::vector<float> q = random_matrix(max_rows, width, 9, 0.3f);
-      for (auto [first_end, rows] : {std::pair<std::int64_t, std::int64_t>{1, max_rows}, {1, 1}, {40, 3}, {250, max_rows}}) {
+      for (auto [first_end, rows] :
+           {std::pair<std::int64_t, std::int64_t>{1, max_rows}, {1, 1}, {40, 3}, {250, max_rows}}) {
         for (std::int64_t kv_head = 0; kv_head < g.kv_heads; ++kv_head) {
           const std::int64_t at = kv_head * g.group * g.head_dim;
           std::vector<float> got(max_rows * width, NAN);
-          kernels.attend_rows(cache.view(), AttentionRows{q.data() + at, width, rows, g.group, kv_head, cache.table.data(),
-                                                          first_end, 0.125f, got.data() + at, width});
+          kernels.attend_rows(cache.view(),
+                              AttentionRows{q.data() + at, width, rows, g.group, kv_head, cache.table.data(), first_end,
+                                            0.125f, got.data() + at, width});
           SCOPED_TRACE(::testing::Message() << "head_dim " << g.head_dim << " group " << g.group << " block "
                                             << g.block_size << " " << kv_element_name(e) << " first_end " << first_end
                                             << " rows " << rows << " kv_head " << kv_head);
@@ -171,7 +175,8 @@ TEST_P(AttentionVsTwin, AttendRowsMatchesTwinRowByRow) {
                               partial.view());
             std::vector<float> want(g.group * g.head_dim);
             finish_attention(partial.view(), g.group, g.head_dim, want.data());
-            const std::vector<float> row(got.begin() + r * width + at, got.begin() + r * width + at + g.group * g.head_dim);
+            const std::vector<float> row(got.begin() + r * width + at,
+                                         got.begin() + r * width + at + g.group * g.head_dim);
             EXPECT_LT(relative_error(row, want), 2e-5f) << "row " << r;
           }
         }

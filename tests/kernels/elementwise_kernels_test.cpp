@@ -26,7 +26,8 @@ constexpr std::size_t kLengths[] = {1, 7, 8, 15, 16, 17, 48, 100, 2048, 8192};
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, float relative, const char* what,
                   std::size_t n) {
   for (std::size_t i = 0; i < want.size(); ++i) {
-    ASSERT_NEAR(got[i], want[i], relative * std::max(1.0f, std::fabs(want[i]))) << what << " length " << n << " index " << i;
+    ASSERT_NEAR(got[i], want[i], relative * std::max(1.0f, std::fabs(want[i])))
+        << what << " length " << n << " index " << i;
   }
 }
 

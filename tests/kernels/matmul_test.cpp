@@ -25,12 +25,12 @@ struct Shape {
 };
 
 constexpr Shape kShapes[] = {
-    {1, 32, 32, 32},      // one row, one group
-    {37, 100, 32, 32},    // ragged last group (4 columns), rows not a multiple of 8 or 16
-    {33, 200, 64, 128},   // activation groups span two weight groups; in % 64 != 0
-    {50, 256, 128, 32},   // weight groups span four activation groups
-    {16, 96, 96, 32},     // per-channel weights, in not a multiple of 64
-    {70, 160, 32, 160},   // per-row activation scale
+    {1, 32, 32, 32},     // one row, one group
+    {37, 100, 32, 32},   // ragged last group (4 columns), rows not a multiple of 8 or 16
+    {33, 200, 64, 128},  // activation groups span two weight groups; in % 64 != 0
+    {50, 256, 128, 32},  // weight groups span four activation groups
+    {16, 96, 96, 32},    // per-channel weights, in not a multiple of 64
+    {70, 160, 32, 160},  // per-row activation scale
 };
 constexpr std::size_t kRowCounts[] = {1, 3, 17, 64};
 constexpr float kSentinel = -12345.0f;
@@ -42,9 +42,8 @@ struct Case {
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  std::string name = std::string(isa_name(info.param.isa)) + "_" +
-                     std::string(weight_scheme_name(info.param.scheme)) + "_x_" +
-                     std::string(activation_mode_name(info.param.mode));
+  std::string name = std::string(isa_name(info.param.isa)) + "_" + std::string(weight_scheme_name(info.param.scheme)) +
+                     "_x_" + std::string(activation_mode_name(info.param.mode));
   return name;
 }
 
@@ -90,11 +89,10 @@ void check_shape(const Case& c, const Shape& s, std::size_t n, bool with_bias) {
   }
   if (c.mode == ActivationMode::kInt8) {
     const PackedLayout scalar = packed_layout(Isa::kScalar, c.scheme, s.out, s.in, group);
-    reference::matmul_int8_activations(canonical.view(), xq, int8_block_columns(scalar, s.act_group),
-                                       b, want.data(), y_stride, 0, s.out);
+    reference::matmul_int8_activations(canonical.view(), xq, int8_block_columns(scalar, s.act_group), b, want.data(),
+                                       y_stride, 0, s.out);
   } else {
-    reference::matmul_f32_activations(canonical.view(), x.data(), n, b, want.data(), y_stride, 0,
-                                      s.out);
+    reference::matmul_f32_activations(canonical.view(), x.data(), n, b, want.data(), y_stride, 0, s.out);
   }
 
   for (MatmulFn fn : {kernels.gemv, kernels.gemm}) {
@@ -106,10 +104,9 @@ void check_shape(const Case& c, const Shape& s, std::size_t n, bool with_bias) {
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t r = 0; r < s.out; ++r) {
         std::ostringstream where;
-        where << "out " << s.out << " in " << s.in << " group " << group << " n " << n << " row "
-              << i << " col " << r << (fn == kernels.gemv ? " gemv" : " gemm");
-        testing::expect_close(y[i * y_stride + r], want[i * y_stride + r], magnitude[i * s.out + r],
-                              where.str());
+        where << "out " << s.out << " in " << s.in << " group " << group << " n " << n << " row " << i << " col " << r
+              << (fn == kernels.gemv ? " gemv" : " gemm");
+        testing::expect_close(y[i * y_stride + r], want[i * y_stride + r], magnitude[i * s.out + r], where.str());
       }
       for (std::size_t r = s.out; r < y_stride; ++r) ASSERT_EQ(y[i * y_stride + r], kSentinel);
     }
@@ -188,23 +185,20 @@ TEST(MatmulLimits, LongRowsDoNotOverflowInt32) {
 }
 
 TEST(MatmulLookup, UnsupportedCombinationsNameWhatIsAccepted) {
-  EXPECT_KILN_ERROR(find_matmul_kernels(Isa::kScalar, WeightScheme::kNf4, ActivationMode::kInt8),
-                    "nf4", "int8 activations", "int4_sym");
-  const QuantizedMatrix m = quantize_weights(random_matrix(4, 192, 1), 4, 192, WeightScheme::kInt4Sym,
-                                             64, "w");
+  EXPECT_KILN_ERROR(find_matmul_kernels(Isa::kScalar, WeightScheme::kNf4, ActivationMode::kInt8), "nf4",
+                    "int8 activations", "int4_sym");
+  const QuantizedMatrix m = quantize_weights(random_matrix(4, 192, 1), 4, 192, WeightScheme::kInt4Sym, 64, "w");
   const PackedMatrix p = pack_weights(m.view(), Isa::kScalar, "w");
-  EXPECT_KILN_ERROR(check_activation_groups(p.layout(), 96, "layer.q"), "layer.q", "96", "64",
-                    "nest");
+  EXPECT_KILN_ERROR(check_activation_groups(p.layout(), 96, "layer.q"), "layer.q", "96", "64", "nest");
   EXPECT_KILN_ERROR(check_activation_groups(p.layout(), 48, "layer.q"), "48", "multiple of 32");
   if (detected_isa() != Isa::kAmx) {
-    EXPECT_KILN_ERROR(find_matmul_kernels(Isa::kAmx, WeightScheme::kInt4Sym, ActivationMode::kInt8),
-                      "amx", "not supported");
+    EXPECT_KILN_ERROR(find_matmul_kernels(Isa::kAmx, WeightScheme::kInt4Sym, ActivationMode::kInt8), "amx",
+                      "not supported");
   }
 }
 
 TEST(MatmulLookup, ArgumentChecksNameTheMismatch) {
-  const QuantizedMatrix m = quantize_weights(random_matrix(4, 64, 1), 4, 64, WeightScheme::kInt4Sym,
-                                             32, "w");
+  const QuantizedMatrix m = quantize_weights(random_matrix(4, 64, 1), 4, 64, WeightScheme::kInt4Sym, 32, "w");
   const PackedMatrix p = pack_weights(m.view(), Isa::kScalar, "w");
   std::vector<float> x(64), y(8);
   ActivationBuffer narrow(1, 32, 32), fine(1, 64, 32);
@@ -225,10 +219,8 @@ TEST(MatmulLookup, ArgumentChecksNameTheMismatch) {
 
 // The x86 layouts need weight groups that are multiples of 32 (or per-channel).
 TEST(MatmulLookup, X86LayoutsRejectOddGroups) {
-  const QuantizedMatrix m = quantize_weights(random_matrix(4, 48, 1), 4, 48, WeightScheme::kInt8Sym,
-                                             16, "odd");
-  EXPECT_KILN_ERROR(pack_weights(m.view(), Isa::kAvx2, "odd"), "'odd'", "group size 16",
-                    "multiples of 32");
+  const QuantizedMatrix m = quantize_weights(random_matrix(4, 48, 1), 4, 48, WeightScheme::kInt8Sym, 16, "odd");
+  EXPECT_KILN_ERROR(pack_weights(m.view(), Isa::kAvx2, "odd"), "'odd'", "group size 16", "multiples of 32");
   EXPECT_NO_THROW(pack_weights(m.view(), Isa::kScalar, "odd"));
 }
 

@@ -13,8 +13,7 @@
 
 namespace kiln::kernels::testing {
 
-inline std::vector<float> random_matrix(std::size_t rows, std::size_t cols, unsigned seed,
-                                        float stddev = 1.0f) {
+inline std::vector<float> random_matrix(std::size_t rows, std::size_t cols, unsigned seed, float stddev = 1.0f) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.0f, stddev);
   std::vector<float> m(rows * cols);
@@ -27,12 +26,12 @@ inline const std::vector<Isa>& all_isas() {
   return isas;
 }
 
-#define KILN_SKIP_UNLESS_SUPPORTED(isa)                                                   \
-  do {                                                                                    \
-    if (!::kiln::isa_supported(isa)) {                                                    \
+#define KILN_SKIP_UNLESS_SUPPORTED(isa)                                                    \
+  do {                                                                                     \
+    if (!::kiln::isa_supported(isa)) {                                                     \
       GTEST_SKIP() << "ISA " << ::kiln::isa_name(isa) << " is not supported by this CPU (" \
-                   << ::kiln::describe_cpu_features() << ")";                             \
-    }                                                                                     \
+                   << ::kiln::describe_cpu_features() << ")";                              \
+    }                                                                                      \
   } while (0)
 
 // A kernel and its twin differ only by f32 rounding in a different summation order; relative to

@@ -34,7 +34,7 @@ TEST(WeightFormat, ByteSizes) {
   EXPECT_EQ(weight_data_bytes(WeightScheme::kF32, 3, 5), 60u);
   EXPECT_EQ(weight_data_bytes(WeightScheme::kBf16, 3, 5), 30u);
   EXPECT_EQ(weight_data_bytes(WeightScheme::kInt8Asym, 3, 5), 15u);
-  EXPECT_EQ(weight_data_bytes(WeightScheme::kInt4Sym, 3, 5), 8u);  // 15 nibbles
+  EXPECT_EQ(weight_data_bytes(WeightScheme::kInt4Sym, 3, 5), 8u);          // 15 nibbles
   EXPECT_EQ(scale_bytes(WeightScheme::kInt4Sym, 3, 100, 32), 3u * 4 * 2);  // ceil(100/32) = 4
   EXPECT_EQ(scale_bytes(WeightScheme::kF16, 3, 100, 100), 0u);
   EXPECT_EQ(zero_point_bytes(WeightScheme::kInt4Asym, 3, 100, 32), 6u);
@@ -187,18 +187,17 @@ TEST(WeightFormat, DegenerateGroups) {
 TEST(WeightFormat, ExtremeValues) {
   std::vector<float> w(64, 0.0f);
   w[3] = 60000.0f * 8;  // scale -60000: representable in f16, and the extreme maps to -8 exactly
-  w[40] = -1e-30f;       // a scale below FLT_EPSILON: the group's codes are all 0
+  w[40] = -1e-30f;      // a scale below FLT_EPSILON: the group's codes are all 0
   const QuantizedMatrix m = quantize_weights(w, 2, 32, WeightScheme::kInt4Sym, 32, "big");
   EXPECT_EQ(dequantize_weights(m.view())[3], 480000.0f);
   EXPECT_EQ(dequantize_weights(m.view())[40], 0.0f);
   std::vector<float> huge(64, 0.0f);
   huge[40] = 1e6f;
-  EXPECT_KILN_ERROR(quantize_weights(huge, 2, 32, WeightScheme::kInt4Sym, 32, "huge"), "huge",
-                    "row 1", "group 0", "f16");
+  EXPECT_KILN_ERROR(quantize_weights(huge, 2, 32, WeightScheme::kInt4Sym, 32, "huge"), "huge", "row 1", "group 0",
+                    "f16");
   std::vector<float> nan(64, 0.0f);
   nan[1] = std::nanf("");
-  EXPECT_KILN_ERROR(quantize_weights(nan, 2, 32, WeightScheme::kInt8Asym, 32, "nan"), "nan",
-                    "not finite");
+  EXPECT_KILN_ERROR(quantize_weights(nan, 2, 32, WeightScheme::kInt8Asym, 32, "nan"), "nan", "not finite");
   EXPECT_KILN_ERROR(quantize_weights(nan, 2, 32, WeightScheme::kF16, 32, "nanf"), "nanf", "[0, 1]");
   std::vector<float> big16(4, 1e5f);
   EXPECT_KILN_ERROR(quantize_weights(big16, 2, 2, WeightScheme::kF16, 2, "b"), "'b'", "f16 range");
@@ -249,11 +248,9 @@ TEST(WeightFormat, RtnParamsMatchAScalarRangeAtEveryPosition) {
 
 TEST(WeightFormat, RejectsBadShapes) {
   const std::vector<float> w(12, 0.0f);
-  EXPECT_KILN_ERROR(quantize_weights(w, 3, 4, WeightScheme::kInt4Sym, 5, "g"), "'g'", "group size 5",
-                    "1..4");
+  EXPECT_KILN_ERROR(quantize_weights(w, 3, 4, WeightScheme::kInt4Sym, 5, "g"), "'g'", "group size 5", "1..4");
   EXPECT_KILN_ERROR(quantize_weights(w, 3, 4, WeightScheme::kInt4Sym, 0, "g"), "group size 0");
-  EXPECT_KILN_ERROR(quantize_weights(w, 4, 4, WeightScheme::kInt8Sym, 4, "n"), "'n'", "12 values",
-                    "[4, 4]");
+  EXPECT_KILN_ERROR(quantize_weights(w, 4, 4, WeightScheme::kInt8Sym, 4, "n"), "'n'", "12 values", "[4, 4]");
   WeightView v{WeightScheme::kInt4Asym, 3, 4, 4, nullptr, nullptr, nullptr};
   EXPECT_KILN_ERROR(validate_weight_view(v, "v"), "'v'", "data");
 }

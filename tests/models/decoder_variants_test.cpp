@@ -16,7 +16,8 @@
 namespace kiln::models {
 namespace {
 
-std::unique_ptr<LanguageModel> reference_model(const ir::ModelConfig& config, std::shared_ptr<const ir::TensorSource> source) {
+std::unique_ptr<LanguageModel> reference_model(const ir::ModelConfig& config,
+                                               std::shared_ptr<const ir::TensorSource> source) {
   KvCacheLayout kv;
   kv.block_size = 4;
   kv.num_blocks = 64;

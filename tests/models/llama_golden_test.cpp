@@ -1,8 +1,8 @@
 // Oracle: Hugging Face transformers (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM,
 // MistralForCausalLM with an 8-position sliding window, Phi3ForCausalLM with fused projections,
-// LongRoPE and partial rotary) on the same tiny checkpoints (f32 compute; tools/make_golden.py). The reference forward must reproduce its logits within 1e-3
-// (max abs) and its 32-token greedy continuations exactly; chunked and batched steps must
-// agree with a single full forward (an identity of the paged KV cache).
+// LongRoPE and partial rotary) on the same tiny checkpoints (f32 compute; tools/make_golden.py). The reference forward
+// must reproduce its logits within 1e-3 (max abs) and its 32-token greedy continuations exactly; chunked and batched
+// steps must agree with a single full forward (an identity of the paged KV cache).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -93,7 +93,8 @@ TEST_P(LlamaGolden, ChunkedPrefillEqualsOneStep) {
   std::size_t done = 0;
   for (std::size_t size : {3u, 1u, 5u, 1000u}) {
     const std::size_t n = std::min(size, p.ids.size() - done);
-    const SequenceChunk chunk{std::span(p.ids).subspan(done, n), static_cast<std::int64_t>(done), blocks, LogitsMode::kAll};
+    const SequenceChunk chunk{std::span(p.ids).subspan(done, n), static_cast<std::int64_t>(done), blocks,
+                              LogitsMode::kAll};
     StepOutput out;
     model->step({&chunk, 1}, out);
     logits.insert(logits.end(), out.logits.begin(), out.logits.begin() + static_cast<std::ptrdiff_t>(n * vocab));

@@ -69,7 +69,8 @@ TEST(ReferencePagedAttention, EqualsDenseAttentionWithScrambledBlocks) {
   std::mt19937 rng(3);
   std::normal_distribution<float> dist;
   std::vector<float> k(total * kv_heads * hd), v(k.size()), q(rows * heads * hd);
-  for (auto* buf : {&k, &v, &q}) for (float& x : *buf) x = dist(rng);
+  for (auto* buf : {&k, &v, &q})
+    for (float& x : *buf) x = dist(rng);
   std::vector<float> paged_k(num_blocks * kv_heads * block * hd), paged_v(paged_k.size());
   for (std::int64_t p = 0; p < total; ++p) {
     for (std::int64_t g = 0; g < kv_heads; ++g) {
@@ -81,8 +82,8 @@ TEST(ReferencePagedAttention, EqualsDenseAttentionWithScrambledBlocks) {
     }
   }
   std::vector<float> out(q.size());
-  paged_attention(q.data(), rows, num_cached, heads, table, {paged_k.data(), paged_v.data(), block, kv_heads, hd}, 0.35f,
-                  out.data());
+  paged_attention(q.data(), rows, num_cached, heads, table, {paged_k.data(), paged_v.data(), block, kv_heads, hd},
+                  0.35f, out.data());
   const auto expected = dense_attention(q, rows, num_cached, heads, kv_heads, hd, k, v, 0.35f);
   for (std::size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], 1e-5) << i;
 }

@@ -50,7 +50,9 @@ TEST(ValidateTensors, ExtraTensor) {
   testing::TempDir dir;
   std::vector<float> junk(4);
   write_edited_checkpoint(dir.path(), [&](auto& entries) {
-    entries.push_back({"model.layers.0.mystery.weight", ir::DType::kF32, {4},
+    entries.push_back({"model.layers.0.mystery.weight",
+                       ir::DType::kF32,
+                       {4},
                        {reinterpret_cast<const std::uint8_t*>(junk.data()), 16}});
   });
   ir::HfCheckpoint ckpt(dir.path());
@@ -64,8 +66,8 @@ TEST(ValidateTensors, ShapeMismatch) {
     e.shape = {64, 32};  // same bytes, transposed shape
   });
   ir::HfCheckpoint ckpt(dir.path());
-  EXPECT_KILN_ERROR(validate_tensors(ckpt.config(), ckpt), "'model.layers.0.self_attn.k_proj.weight' has shape [64, 32]",
-                    "implies [32, 64]");
+  EXPECT_KILN_ERROR(validate_tensors(ckpt.config(), ckpt),
+                    "'model.layers.0.self_attn.k_proj.weight' has shape [64, 32]", "implies [32, 64]");
 }
 
 TEST(ValidateTensors, DtypeMismatch) {

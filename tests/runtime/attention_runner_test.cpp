@@ -59,7 +59,8 @@ void check(const Scenario& s, Isa isa, std::size_t threads, std::int64_t min_spl
   const kernels::reference::PagedKvF32 ref{keys.data(), values.data(), s.block_size, s.kv_heads, hd};
   for (const auto& seq : seqs) {
     kernels::reference::paged_attention(q.data() + seq.row_begin * heads * hd, seq.num_rows, seq.num_cached, heads,
-                                        seq.block_table, ref, 0.3f, want.data() + seq.row_begin * heads * hd, seq.window);
+                                        seq.block_table, ref, 0.3f, want.data() + seq.row_begin * heads * hd,
+                                        seq.window);
   }
   kernels::PagedKv kv;
   kv.keys = reinterpret_cast<const std::uint8_t*>(keys.data());
@@ -78,17 +79,17 @@ void check(const Scenario& s, Isa isa, std::size_t threads, std::int64_t min_spl
 
 TEST(AttentionRunner, SplitsAndBatchesMatchTheF32Reference) {
   const std::vector<Scenario> scenarios = {
-      {8, 4, 64, 16, {{150, 1}}},               // one decoding sequence (Llama-3.2-1B shape)
-      {1, 4, 16, 4, {{700, 1}}},                // one KV head, long context: split along it
+      {8, 4, 64, 16, {{150, 1}}},                // one decoding sequence (Llama-3.2-1B shape)
+      {1, 4, 16, 4, {{700, 1}}},                 // one KV head, long context: split along it
       {2, 3, 48, 7, {{0, 9}, {40, 1}, {3, 5}}},  // ragged batch: prefill, decode, chunk
       {1, 1, 80, 16, {{1000, 2}}},
-      {2, 4, 64, 16, {{0, 37}}},                 // prefill in row blocks (AVX-512 attend_rows)
-      {3, 2, 40, 5, {{21, 19}, {0, 1}}},         // blocks after a cached prefix; head_dim % 16 != 0
-      {1, 32, 16, 8, {{5, 6}}},                  // 32 heads per KV head: 2 rows per block
-      {1, 4, 16, 4, {{700, 1}}, 300},            // sliding window: split ranges start inside the context
-      {2, 4, 64, 16, {{0, 37}}, 10},             // windowed prefill: row by row, not attend_rows
+      {2, 4, 64, 16, {{0, 37}}},          // prefill in row blocks (AVX-512 attend_rows)
+      {3, 2, 40, 5, {{21, 19}, {0, 1}}},  // blocks after a cached prefix; head_dim % 16 != 0
+      {1, 32, 16, 8, {{5, 6}}},           // 32 heads per KV head: 2 rows per block
+      {1, 4, 16, 4, {{700, 1}}, 300},     // sliding window: split ranges start inside the context
+      {2, 4, 64, 16, {{0, 37}}, 10},      // windowed prefill: row by row, not attend_rows
       {2, 3, 48, 7, {{0, 9}, {40, 1}, {3, 5}}, 6},
-      {2, 4, 64, 16, {{0, 8}}, 10},              // window wider than the context: blocks as before
+      {2, 4, 64, 16, {{0, 8}}, 10},  // window wider than the context: blocks as before
   };
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
     if (!isa_supported(isa)) continue;

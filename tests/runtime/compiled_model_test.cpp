@@ -124,7 +124,8 @@ TEST(CompiledModel, ChunksAndBatchesAgreeWithFullForward) {
   const std::vector<float> b_rows(out.logits.begin() + split * vocab, out.logits.end());
   EXPECT_LT(testing::max_abs_diff(b_rows, full), 1e-5f);
   EXPECT_LT(testing::max_abs_diff(first_rows, std::vector<float>(full.begin(), full.begin() + split * vocab)), 1e-5f);
-  const models::SequenceChunk second{all.subspan(split), static_cast<std::int64_t>(split), blocks_a, models::LogitsMode::kAll};
+  const models::SequenceChunk second{all.subspan(split), static_cast<std::int64_t>(split), blocks_a,
+                                     models::LogitsMode::kAll};
   compiled.model->step({&second, 1}, out);
   EXPECT_LT(testing::max_abs_diff(out.logits, std::vector<float>(full.begin() + split * vocab, full.end())), 1e-5f);
 }

@@ -89,8 +89,8 @@ TEST(ContentHash, PinnedValue) {
   std::vector<std::uint8_t> data(1000);
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 7);
   // Computed once with this definition; a different value means cache entries hash differently.
-  EXPECT_EQ(stripe_hash64(data, StripeHashPath::kScalar), 9196892724148602406ull) << "changed stripe_hash64: bump kCompiledBlobVersion (now "
-                                                << kCompiledBlobVersion << ") and this value";
+  EXPECT_EQ(stripe_hash64(data, StripeHashPath::kScalar), 9196892724148602406ull)
+      << "changed stripe_hash64: bump kCompiledBlobVersion (now " << kCompiledBlobVersion << ") and this value";
 }
 
 }  // namespace

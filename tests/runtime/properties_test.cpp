@@ -23,9 +23,12 @@ TEST(DeviceProperties, DefaultsRoundTripThroughTheirNames) {
 }
 
 TEST(DeviceProperties, ParsesEveryAcceptedValue) {
-  const std::vector<std::string> assignments = {"INFERENCE_NUM_THREADS=3",         "PERFORMANCE_HINT=THROUGHPUT",
-                                                "KV_CACHE_PRECISION=u8",           "KV_CACHE_GROUP_SIZE=64",
-                                                "DYNAMIC_QUANTIZATION_GROUP_SIZE=0", "CACHE_DIR=/tmp/somewhere",
+  const std::vector<std::string> assignments = {"INFERENCE_NUM_THREADS=3",
+                                                "PERFORMANCE_HINT=THROUGHPUT",
+                                                "KV_CACHE_PRECISION=u8",
+                                                "KV_CACHE_GROUP_SIZE=64",
+                                                "DYNAMIC_QUANTIZATION_GROUP_SIZE=0",
+                                                "CACHE_DIR=/tmp/somewhere",
                                                 "ISA=scalar"};
   const DeviceProperties p = parse_device_properties(assignments);
   EXPECT_EQ(p.inference_num_threads, 3u);
@@ -47,7 +50,8 @@ TEST(DeviceProperties, BadNamesAndValuesSayWhatIsAccepted) {
   DeviceProperties p;
   EXPECT_KILN_ERROR(set_device_property(p, "KV_PRECISION", "u8"), "unknown property 'KV_PRECISION'",
                     "KV_CACHE_PRECISION", "INFERENCE_NUM_THREADS", "CACHE_DIR");
-  EXPECT_KILN_ERROR(set_device_property(p, "KV_CACHE_PRECISION", "f8"), "KV_CACHE_PRECISION", "'f8'", "f32, f16, bf16, u8");
+  EXPECT_KILN_ERROR(set_device_property(p, "KV_CACHE_PRECISION", "f8"), "KV_CACHE_PRECISION", "'f8'",
+                    "f32, f16, bf16, u8");
   EXPECT_KILN_ERROR(set_device_property(p, "PERFORMANCE_HINT", "fast"), "PERFORMANCE_HINT", "LATENCY, THROUGHPUT");
   EXPECT_KILN_ERROR(set_device_property(p, "INFERENCE_NUM_THREADS", "-1"), "INFERENCE_NUM_THREADS", "'-1'");
   EXPECT_KILN_ERROR(set_device_property(p, "INFERENCE_NUM_THREADS", "2x"), "INFERENCE_NUM_THREADS", "'2x'");
@@ -55,7 +59,8 @@ TEST(DeviceProperties, BadNamesAndValuesSayWhatIsAccepted) {
   EXPECT_KILN_ERROR(set_device_property(p, "DYNAMIC_QUANTIZATION_GROUP_SIZE", "48"), "DYNAMIC_QUANTIZATION_GROUP_SIZE",
                     "multiple of 32");
   EXPECT_KILN_ERROR(set_device_property(p, "ISA", "avx1024"), "property ISA", "avx1024", "scalar, avx2, avx512, amx");
-  if (!isa_supported(Isa::kAmx)) EXPECT_KILN_ERROR(set_device_property(p, "ISA", "amx"), "property ISA", "not supported");
+  if (!isa_supported(Isa::kAmx))
+    EXPECT_KILN_ERROR(set_device_property(p, "ISA", "amx"), "property ISA", "not supported");
   const std::vector<std::string> no_equals = {"KV_CACHE_PRECISION"};
   EXPECT_KILN_ERROR(parse_device_properties(no_equals), "NAME=VALUE");
   // A failed assignment leaves the earlier value.

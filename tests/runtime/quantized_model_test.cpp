@@ -73,7 +73,8 @@ TEST_P(QuantizedVsReference, FullForwardLogits) {
   properties.kv_cache_precision = models::KvPrecision::kF32;
   properties.dynamic_quantization_group_size = c.act_group_size;
   genai::LoadedModel compiled = genai::load_model(
-      o.out_dir, {.context_tokens = 256, .max_sequences = 2, .block_size = 4, .device = "CPU", .properties = properties});
+      o.out_dir,
+      {.context_tokens = 256, .max_sequences = 2, .block_size = 4, .device = "CPU", .properties = properties});
   auto oracle = testing::rounded_reference(compiled.model->config(), compiled.weights, models::KvPrecision::kF32,
                                            static_cast<std::size_t>(c.act_group_size));
   for (const kiln::testing::GoldenPrompt& prompt : golden.prompts) {

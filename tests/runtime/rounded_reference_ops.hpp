@@ -115,7 +115,8 @@ class RoundedReferenceOps final : public models::Ops {
     rounded_.resize(rows * in);
     for (std::size_t r = 0; r < rows; ++r) {
       for (std::size_t k = 0; k < in; ++k) {
-        rounded_[r * in + k] = static_cast<float>(q.codes[r * q.row_stride + k]) * q.scales[r * q.groups + k / q.group_size];
+        rounded_[r * in + k] =
+            static_cast<float>(q.codes[r * q.row_stride + k]) * q.scales[r * q.groups + k / q.group_size];
       }
     }
   }
@@ -131,7 +132,7 @@ class RoundedReferenceOps final : public models::Ops {
   kernels::KvElement kv_element_;
   std::size_t group_size_ = 32;
   std::size_t act_group_size_ = 0;  // 0: activations stay f32
-  std::vector<float> rounded_;  // [rows, in]
+  std::vector<float> rounded_;      // [rows, in]
 };
 
 }  // namespace kiln::runtime::testing

@@ -10,9 +10,9 @@
 
 #include "ir/hf_checkpoint.hpp"
 #include "models/model_factory.hpp"
+#include "rounded_reference_ops.hpp"
 #include "runtime/core.hpp"
 #include "runtime/cpu/paged_kv_store.hpp"
-#include "rounded_reference_ops.hpp"
 
 namespace kiln::runtime::testing {
 
@@ -23,7 +23,8 @@ inline CompiledModel compile_cpu(std::shared_ptr<const ir::HfCheckpoint> checkpo
 }
 
 inline CompiledModel compile_reference(std::shared_ptr<const ir::HfCheckpoint> checkpoint, std::int64_t context = 256) {
-  return Core().compile_model(checkpoint->config(), checkpoint, kReferenceDevice, {.kv_cache_precision = models::KvPrecision::kF32},
+  return Core().compile_model(checkpoint->config(), checkpoint, kReferenceDevice,
+                              {.kv_cache_precision = models::KvPrecision::kF32},
                               {.context_tokens = context, .max_sequences = 2, .block_size = 4});
 }
 
@@ -61,7 +62,8 @@ inline std::int32_t argmax(std::span<const float> row) {
 }
 
 // `count` greedy tokens after the prompt: one prefill step, then one step per token.
-inline std::vector<std::int32_t> greedy(models::LanguageModel& model, std::span<const std::int32_t> prompt, std::size_t count) {
+inline std::vector<std::int32_t> greedy(models::LanguageModel& model, std::span<const std::int32_t> prompt,
+                                        std::size_t count) {
   const std::vector<std::int32_t> blocks = all_blocks(model);
   std::vector<std::int32_t> tokens(prompt.begin(), prompt.end());
   models::SequenceChunk chunk{tokens, 0, blocks, models::LogitsMode::kLast};

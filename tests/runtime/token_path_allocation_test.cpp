@@ -56,8 +56,11 @@ TEST_P(TokenPath, DecodeStepsAllocateNothing) {
   config["max_position_embeddings"] = kContext;
   write_file_atomic(tmp.path() / "config.json", config.dump());
   std::filesystem::path dir = tmp.path() / "float";
-  exporter::synthesize_checkpoint(
-      {.like = (tmp.path() / "config.json").string(), .out_dir = dir, .seed = 7, .tokenizer_dir = golden, .show_progress = false});
+  exporter::synthesize_checkpoint({.like = (tmp.path() / "config.json").string(),
+                                   .out_dir = dir,
+                                   .seed = 7,
+                                   .tokenizer_dir = golden,
+                                   .show_progress = false});
   if (GetParam().int4) {
     exporter::ExportOptions o;
     o.model_dir = dir;

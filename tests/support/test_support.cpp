@@ -29,8 +29,8 @@ std::optional<std::filesystem::path> external_fixtures_dir() {
 
 TempDir::TempDir() {
   std::random_device rd;
-  path_ = std::filesystem::temp_directory_path() /
-          ("kiln-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+  path_ =
+      std::filesystem::temp_directory_path() / ("kiln-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
   std::filesystem::create_directories(path_);
 }
 

@@ -49,17 +49,17 @@ std::vector<std::string> read_lines(const std::filesystem::path& path);
 
 // Asserts that `statement` throws kiln::Error and that its message contains every one of the
 // given substrings: the test's oracle for "a clear error that names the file and field".
-#define EXPECT_KILN_ERROR(statement, ...)                                                 \
-  do {                                                                                    \
-    bool kiln_thrown_ = false;                                                            \
-    try {                                                                                 \
-      statement;                                                                          \
-    } catch (const ::kiln::Error& kiln_e_) {                                              \
-      kiln_thrown_ = true;                                                                \
-      for (const char* kiln_part_ : {__VA_ARGS__}) {                                      \
-        EXPECT_NE(std::string(kiln_e_.what()).find(kiln_part_), std::string::npos)        \
-            << "error message lacks \"" << kiln_part_ << "\": " << kiln_e_.what();        \
-      }                                                                                   \
-    }                                                                                     \
-    EXPECT_TRUE(kiln_thrown_) << #statement " did not throw kiln::Error";                 \
+#define EXPECT_KILN_ERROR(statement, ...)                                          \
+  do {                                                                             \
+    bool kiln_thrown_ = false;                                                     \
+    try {                                                                          \
+      statement;                                                                   \
+    } catch (const ::kiln::Error& kiln_e_) {                                       \
+      kiln_thrown_ = true;                                                         \
+      for (const char* kiln_part_ : {__VA_ARGS__}) {                               \
+        EXPECT_NE(std::string(kiln_e_.what()).find(kiln_part_), std::string::npos) \
+            << "error message lacks \"" << kiln_part_ << "\": " << kiln_e_.what(); \
+      }                                                                            \
+    }                                                                              \
+    EXPECT_TRUE(kiln_thrown_) << #statement " did not throw kiln::Error";          \
   } while (0)

@@ -20,8 +20,8 @@ TEST_P(GoldenExtended, MatchesHuggingFace) {
   testing::TempDir scratch;
   const Tokenizer tokenizer = Tokenizer::from_dir(testing::usable_tokenizer_dir(source, scratch));
   std::map<std::string, std::string> corpus;
-  for (const Json& line : testing::read_json_lines(testing::test_data_dir() / "tokenizers" /
-                                                   "extended_corpus.jsonl.gz")) {
+  for (const Json& line :
+       testing::read_json_lines(testing::test_data_dir() / "tokenizers" / "extended_corpus.jsonl.gz")) {
     corpus[line.at("id").get<std::string>()] = line.at("text").get<std::string>();
   }
   const auto records = testing::read_json_lines(source / "golden_extended.jsonl.gz");
@@ -48,10 +48,9 @@ TEST_P(GoldenExtended, MatchesHuggingFace) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tokenizers, GoldenExtended,
-                         ::testing::Values("qwen3", "mistral7b", "gpt2_style", "llama3_style",
-                                           "llama2_style", "sp_unk_style", "metaspace_first",
-                                           "zoo_bert", "zoo_suffix", "zoo_split", "zoo_words",
-                                           "zoo_bytes"),
+                         ::testing::Values("qwen3", "mistral7b", "gpt2_style", "llama3_style", "llama2_style",
+                                           "sp_unk_style", "metaspace_first", "zoo_bert", "zoo_suffix", "zoo_split",
+                                           "zoo_words", "zoo_bytes"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -48,8 +48,7 @@ TEST_P(GoldenFixture, EveryLineEveryField) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenFixture,
-                         ::testing::Values("qwen3", "mistral7b", "llama3", "llama3_1"),
+INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenFixture, ::testing::Values("qwen3", "mistral7b", "llama3", "llama3_1"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -36,7 +36,7 @@ TEST(Regex, SpaceIsWhiteSpaceOnly) {
 TEST(Regex, TranslatesClassesOutsideAndInsideBrackets) {
   EXPECT_EQ(translate_oniguruma_pattern("\\s+"), "[\\t\\n\\x0B\\f\\r\\x{85}\\p{Z}]+");
   EXPECT_EQ(translate_oniguruma_pattern("[^\\s\\p{L}]"), "[^\\t\\n\\x0B\\f\\r\\x{85}\\p{Z}\\p{L}]");
-  EXPECT_EQ(translate_oniguruma_pattern("\\\\s"), "\\\\s");  // an escaped backslash, then 's'
+  EXPECT_EQ(translate_oniguruma_pattern("\\\\s"), "\\\\s");    // an escaped backslash, then 's'
   EXPECT_EQ(translate_oniguruma_pattern("(?m:.)"), "(?s:.)");  // Ruby's m is dot-all
   EXPECT_EQ(translate_oniguruma_pattern("[]a]"), "[]a]");
 }

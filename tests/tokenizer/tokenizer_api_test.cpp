@@ -27,15 +27,20 @@ std::string tiny_tokenizer_json(const std::string& extra = "") {
   }
   vocab["ab"] = 256;
   vocab["abc"] = 257;
-  Json spec = {
-      {"version", "1.0"},
-      {"added_tokens", Json::array({{{"id", 258}, {"content", "<|end|>"}, {"special", true}, {"normalized", false},
-                                     {"lstrip", false}, {"rstrip", false}, {"single_word", false}}})},
-      {"normalizer", nullptr},
-      {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}},
-      {"post_processor", nullptr},
-      {"decoder", {{"type", "ByteLevel"}}},
-      {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", Json::array({"a b", "ab c"})}}}};
+  Json spec = {{"version", "1.0"},
+               {"added_tokens", Json::array({{{"id", 258},
+                                              {"content", "<|end|>"},
+                                              {"special", true},
+                                              {"normalized", false},
+                                              {"lstrip", false},
+                                              {"rstrip", false},
+                                              {"single_word", false}}})},
+               {"normalizer", nullptr},
+               {"pre_tokenizer",
+                {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}},
+               {"post_processor", nullptr},
+               {"decoder", {{"type", "ByteLevel"}}},
+               {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", Json::array({"a b", "ab c"})}}}};
   if (!extra.empty()) spec.merge_patch(Json::parse(extra));
   return spec.dump();
 }
@@ -55,7 +60,9 @@ TEST(TokenizerApi, FromJsonEncodesWithMergesAndAddedTokens) {
 
 TEST(TokenizerApi, EncodeBatchEqualsOneByOne) {
   const Tokenizer tokenizer = Tokenizer::from_json(tiny_tokenizer_json());
-  const std::vector<std::string> texts{"abc", "", "ab<|end|> c", "\xFF" "ab"};
+  const std::vector<std::string> texts{"abc", "", "ab<|end|> c",
+                                       "\xFF"
+                                       "ab"};
   const auto batch = tokenizer.encode_batch(texts, false);
   ASSERT_EQ(batch.size(), texts.size());
   for (std::size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(batch[i], tokenizer.encode(texts[i], false)) << i;
@@ -107,8 +114,8 @@ TEST(TokenizerApi, UnsupportedAndBrokenComponentsFailAtLoadNamingThem) {
                     "tokenizer.json: decoder", "Nope");
   EXPECT_KILN_ERROR(Tokenizer::from_json(tiny_tokenizer_json(R"({"model": {"merges": ["a zz"]}})")),
                     "tokenizer.json: model.merges[0]", "zz", "not in the vocabulary");
-  EXPECT_KILN_ERROR(Tokenizer::from_json(tiny_tokenizer_json(R"({"model": {"merges": ["a b c"]}})")),
-                    "model.merges[0]", "two tokens");
+  EXPECT_KILN_ERROR(Tokenizer::from_json(tiny_tokenizer_json(R"({"model": {"merges": ["a b c"]}})")), "model.merges[0]",
+                    "two tokens");
   EXPECT_KILN_ERROR(Tokenizer::from_json(tiny_tokenizer_json(R"({"model": {"dropout": 0.1}})")), "dropout");
   EXPECT_KILN_ERROR(Tokenizer::from_json("{\"model\": "), "tokenizer.json", "invalid JSON");
   testing::TempDir empty;
@@ -120,7 +127,8 @@ TEST(TokenizerApi, ConcurrentEncodesEqualSerialOnes) {
   const Tokenizer tokenizer = Tokenizer::from_dir(
       testing::usable_tokenizer_dir(testing::test_data_dir() / "tokenizers" / "llama3_style", scratch));
   std::vector<std::string> texts;
-  for (const Json& line : testing::read_json_lines(testing::test_data_dir() / "tokenizers" / "extended_corpus.jsonl.gz")) {
+  for (const Json& line :
+       testing::read_json_lines(testing::test_data_dir() / "tokenizers" / "extended_corpus.jsonl.gz")) {
     texts.push_back(line.at("text"));
   }
   std::vector<std::vector<std::int32_t>> serial;
@@ -145,8 +153,8 @@ class StreamingDecode : public ::testing::TestWithParam<std::string> {};
 // pieces add up to decode() (with and without skip_special_tokens and clean-up).
 TEST_P(StreamingDecode, PiecesAreWholeCharactersAndAddUpToDecode) {
   testing::TempDir scratch;
-  const Tokenizer tokenizer = Tokenizer::from_dir(
-      testing::usable_tokenizer_dir(testing::test_data_dir() / "tokenizers" / GetParam(), scratch));
+  const Tokenizer tokenizer =
+      Tokenizer::from_dir(testing::usable_tokenizer_dir(testing::test_data_dir() / "tokenizers" / GetParam(), scratch));
   std::mt19937 rng(1234);
   std::uniform_int_distribution<std::int32_t> any_id(0, tokenizer.vocab_size() - 1);
   std::uniform_int_distribution<std::int32_t> low_id(0, 300);  // byte tokens and specials live here
@@ -174,8 +182,8 @@ TEST_P(StreamingDecode, PiecesAreWholeCharactersAndAddUpToDecode) {
 
 TEST_P(StreamingDecode, AsciiTextStreamsWithoutDelay) {
   testing::TempDir scratch;
-  const Tokenizer tokenizer = Tokenizer::from_dir(
-      testing::usable_tokenizer_dir(testing::test_data_dir() / "tokenizers" / GetParam(), scratch));
+  const Tokenizer tokenizer =
+      Tokenizer::from_dir(testing::usable_tokenizer_dir(testing::test_data_dir() / "tokenizers" / GetParam(), scratch));
   DecodeOptions options;
   options.clean_up_tokenization_spaces = false;
   IncrementalDetokenizer stream(tokenizer, options);
@@ -187,8 +195,8 @@ TEST_P(StreamingDecode, AsciiTextStreamsWithoutDelay) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tokenizers, StreamingDecode,
-                         ::testing::Values("gpt2_style", "llama2_style", "sp_unk_style", "metaspace_first",
-                                           "zoo_bert", "zoo_split", "zoo_suffix", "zoo_words", "mistral7b"),
+                         ::testing::Values("gpt2_style", "llama2_style", "sp_unk_style", "metaspace_first", "zoo_bert",
+                                           "zoo_split", "zoo_suffix", "zoo_words", "mistral7b"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "kiln/tokenizer.hpp"
-#include "tokenizer/tokenizer_json_reader.hpp"
 #include "support/test_support.hpp"
+#include "tokenizer/tokenizer_json_reader.hpp"
 #include "util/file_io.hpp"
 
 namespace kiln::tok {
@@ -14,7 +14,8 @@ namespace {
 // A minimal tokenizer.json around `model`: no pre-tokenizer, so pieces go to BPE as they are.
 std::string with_model(const std::string& model) {
   return R"({"version": "1.0", "added_tokens": [], "normalizer": null, "pre_tokenizer": null,
-             "post_processor": null, "decoder": null, "model": )" + model + "}";
+             "post_processor": null, "decoder": null, "model": )" +
+         model + "}";
 }
 
 const char* kModel = R"({"type": "BPE", "vocab": {"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4},
@@ -42,7 +43,8 @@ TEST(TokenizerJsonReader, OnlyRootModelFieldsAreCaptured) {
   // "vocab" and "merges" elsewhere (inside another component, or nested in the model) stay in the tree.
   const TokenizerJson document = read_tokenizer_json(
       R"({"decoder": {"vocab": {"x": 1}, "merges": ["x y"]},
-          "model": {"extra": {"vocab": {"y": 2}}, "vocab": {"a": 0}, "merges": []}})", "t.json");
+          "model": {"extra": {"vocab": {"y": 2}}, "vocab": {"a": 0}, "merges": []}})",
+      "t.json");
   EXPECT_EQ(document.root.at("decoder").at("vocab").at("x"), 1);
   EXPECT_EQ(document.root.at("decoder").at("merges").size(), 1u);
   EXPECT_EQ(document.root.at("model").at("extra").at("vocab").at("y"), 2);
@@ -51,7 +53,8 @@ TEST(TokenizerJsonReader, OnlyRootModelFieldsAreCaptured) {
 }
 
 TEST(TokenizerJsonReader, DuplicateVocabKeysKeepTheLastIdAsADomParseDoes) {
-  const TokenizerJson document = read_tokenizer_json(with_model(R"({"vocab": {"a": 0, "a": 7}, "merges": []})"), "t.json");
+  const TokenizerJson document =
+      read_tokenizer_json(with_model(R"({"vocab": {"a": 0, "a": 7}, "merges": []})"), "t.json");
   EXPECT_EQ(document.bpe.vocab.find("a").value_or(-1), Json::parse(R"({"a": 0, "a": 7})").at("a").get<int>());
 }
 
@@ -71,7 +74,8 @@ TEST(TokenizerJsonReader, MergesBeforeVocabLoadTheSameModel) {
 TEST(TokenizerJsonReader, BadVocabIdsNameTheFieldAndTheToken) {
   for (const char* id : {"-1", "2147483648", "1.5", "\"3\"", "null", "true", "[1]", "{\"x\": 1}"}) {
     SCOPED_TRACE(id);
-    EXPECT_KILN_ERROR(read_tokenizer_json(with_model(fmt::format(R"({{"vocab": {{"a": 0, "zz": {}}}, "merges": []}})", id)), "t.json"),
+    EXPECT_KILN_ERROR(read_tokenizer_json(
+                          with_model(fmt::format(R"({{"vocab": {{"a": 0, "zz": {}}}, "merges": []}})", id)), "t.json"),
                       "t.json: model.vocab", "\"zz\"", "non-negative 32-bit integer");
   }
 }
@@ -89,8 +93,9 @@ TEST(TokenizerJsonReader, MalformedMergesNameTheFieldAndTheRank) {
   };
   for (const auto& [merges, problem] : cases) {
     SCOPED_TRACE(merges);
-    EXPECT_KILN_ERROR(read_tokenizer_json(with_model(fmt::format(R"({{"vocab": {{"a": 0}}, "merges": {}}})", merges)), "t.json"),
-                      "t.json: model.merges[1]", problem);
+    EXPECT_KILN_ERROR(
+        read_tokenizer_json(with_model(fmt::format(R"({{"vocab": {{"a": 0}}, "merges": {}}})", merges)), "t.json"),
+        "t.json: model.merges[1]", problem);
   }
 }
 
@@ -101,13 +106,13 @@ TEST(TokenizerJsonReader, VocabAndMergesOfTheWrongShapeFailInTheModel) {
                     "tokenizer.json: model.merges", "must be an array");
   EXPECT_KILN_ERROR(Tokenizer::from_json(with_model(R"({"type": "BPE", "vocab": null, "merges": []})")),
                     "tokenizer.json: model.vocab", "must be an object");
-  EXPECT_KILN_ERROR(Tokenizer::from_json(with_model(R"({"type": "BPE", "vocab": {"a": 0}})")),
-                    "tokenizer.json: model", "needs both 'vocab' and 'merges'");
+  EXPECT_KILN_ERROR(Tokenizer::from_json(with_model(R"({"type": "BPE", "vocab": {"a": 0}})")), "tokenizer.json: model",
+                    "needs both 'vocab' and 'merges'");
 }
 
 TEST(TokenizerJsonReader, SyntaxErrorsNameTheFileAndTheByte) {
-  EXPECT_KILN_ERROR(read_tokenizer_json(with_model(R"({"vocab": {"a": 0,}, "merges": []})"), "t.json"),
-                    "t.json", "invalid JSON at byte");
+  EXPECT_KILN_ERROR(read_tokenizer_json(with_model(R"({"vocab": {"a": 0,}, "merges": []})"), "t.json"), "t.json",
+                    "invalid JSON at byte");
   EXPECT_KILN_ERROR(read_tokenizer_json(with_model(kModel) + " trailing", "t.json"), "t.json", "invalid JSON");
   EXPECT_KILN_ERROR(read_tokenizer_json(with_model(R"({"vocab": {"a": 1e999}, "merges": []})"), "t.json"), "t.json");
   EXPECT_KILN_ERROR(read_tokenizer_json("", "t.json"), "t.json", "invalid JSON");

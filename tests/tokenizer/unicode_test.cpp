@@ -20,9 +20,13 @@ TEST(Utf8Repair, EncodeSeesTheRepairedString) {
   testing::TempDir scratch;
   const auto dir = testing::usable_tokenizer_dir(testing::test_data_dir() / "tokenizers" / "gpt2_style", scratch);
   const Tokenizer tokenizer = Tokenizer::from_dir(dir);
-  EXPECT_EQ(tokenizer.encode("caf\xC3\xA9 \xFF\xFE x\xE2\x82"), tokenizer.encode(lossy("caf\xC3\xA9 \xFF\xFE x\xE2\x82")));
+  EXPECT_EQ(tokenizer.encode("caf\xC3\xA9 \xFF\xFE x\xE2\x82"),
+            tokenizer.encode(lossy("caf\xC3\xA9 \xFF\xFE x\xE2\x82")));
   // Byte-level BPE is lossless on valid UTF-8, so the repair is exactly what comes back.
-  EXPECT_EQ(tokenizer.decode(tokenizer.encode("a\xFF" "b\xED\xA0\x80")), lossy("a\xFF" "b\xED\xA0\x80"));
+  EXPECT_EQ(tokenizer.decode(tokenizer.encode("a\xFF"
+                                              "b\xED\xA0\x80")),
+            lossy("a\xFF"
+                  "b\xED\xA0\x80"));
 }
 
 }  // namespace

@@ -47,8 +47,7 @@ TEST(FileIo, StagingDirectoryWithoutCommitLeavesNothing) {
     StagingDirectory staging(out);
     write_file_atomic(staging.path() / "f", "x");
     throw std::runtime_error("export failed half-way");
-  } catch (const std::runtime_error&) {
-  }
+  } catch (const std::runtime_error&) {}
   EXPECT_FALSE(std::filesystem::exists(out));
   EXPECT_EQ(count_entries(dir.path()), 0u);
 }

@@ -30,8 +30,8 @@ TEST(Half, KnownValues) {
   EXPECT_EQ(f32_to_f16(1.0f), 0x3c00);
   EXPECT_EQ(f32_to_f16(-2.0f), 0xc000);
   EXPECT_EQ(f32_to_f16(65504.0f), 0x7bff);
-  EXPECT_EQ(f32_to_f16(65520.0f), 0x7c00);  // rounds up past the largest finite value
-  EXPECT_EQ(f32_to_f16(5.9604644775390625e-8f), 0x0001);  // smallest subnormal
+  EXPECT_EQ(f32_to_f16(65520.0f), 0x7c00);                 // rounds up past the largest finite value
+  EXPECT_EQ(f32_to_f16(5.9604644775390625e-8f), 0x0001);   // smallest subnormal
   EXPECT_EQ(f32_to_f16(2.98023223876953125e-8f), 0x0000);  // half of it: tie → even (0)
   EXPECT_EQ(f32_to_bf16(1.0f), 0x3f80);
   EXPECT_TRUE(std::isnan(f16_to_f32(f32_to_f16(NAN))));

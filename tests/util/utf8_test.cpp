@@ -18,11 +18,13 @@ std::string lossy(std::string_view bytes) {
 
 TEST(Utf8Repair, MatchesPythonReplaceErrors) {
   const std::string fffd = "\xEF\xBF\xBD";
-  EXPECT_EQ(lossy("a\xFF" "b"), "a" + fffd + "b");
-  EXPECT_EQ(lossy("\xE2\x82"), fffd);                      // truncated: one replacement
-  EXPECT_EQ(lossy("\xF0\x9F\x98x"), fffd + "x");           // maximal subpart then ASCII
-  EXPECT_EQ(lossy("\xED\xA0\x80"), fffd + fffd + fffd);    // a surrogate: three
-  EXPECT_EQ(lossy("\xC0\xAF"), fffd + fffd);               // overlong
+  EXPECT_EQ(lossy("a\xFF"
+                  "b"),
+            "a" + fffd + "b");
+  EXPECT_EQ(lossy("\xE2\x82"), fffd);                               // truncated: one replacement
+  EXPECT_EQ(lossy("\xF0\x9F\x98x"), fffd + "x");                    // maximal subpart then ASCII
+  EXPECT_EQ(lossy("\xED\xA0\x80"), fffd + fffd + fffd);             // a surrogate: three
+  EXPECT_EQ(lossy("\xC0\xAF"), fffd + fffd);                        // overlong
   EXPECT_EQ(lossy("\xF4\x90\x80\x80"), fffd + fffd + fffd + fffd);  // above U+10FFFF
   EXPECT_EQ(lossy("\xE0\x80\xAF"), fffd + fffd + fffd);
   EXPECT_EQ(lossy("ok\xF0\x9F\x98\x80"), "ok\xF0\x9F\x98\x80");
@@ -32,8 +34,8 @@ TEST(Utf8Repair, IncompleteSuffixIsWhatAStreamMustHoldBack) {
   EXPECT_EQ(incomplete_utf8_suffix("ab"), 0u);
   EXPECT_EQ(incomplete_utf8_suffix("a\xF0\x9F\x98"), 3u);
   EXPECT_EQ(incomplete_utf8_suffix("a\xE2\x82"), 2u);
-  EXPECT_EQ(incomplete_utf8_suffix("a\xE2\x41"), 0u);      // already ill-formed: nothing to wait for
-  EXPECT_EQ(incomplete_utf8_suffix("\xF0\x9F\xE2"), 1u);   // F0 9F is broken by E2; E2 may go on
+  EXPECT_EQ(incomplete_utf8_suffix("a\xE2\x41"), 0u);     // already ill-formed: nothing to wait for
+  EXPECT_EQ(incomplete_utf8_suffix("\xF0\x9F\xE2"), 1u);  // F0 9F is broken by E2; E2 may go on
 }
 
 TEST(Utf8Coding, EncodeThenDecodeIsTheIdentityAtEveryLengthBoundary) {
@@ -52,10 +54,12 @@ TEST(Utf8Coding, EncodeThenDecodeIsTheIdentityAtEveryLengthBoundary) {
 
 TEST(Utf8Coding, ValidPrefixStopsAtTheFirstIllFormedByte) {
   EXPECT_EQ(valid_utf8_prefix("plain ascii text, longer than eight"), 35u);
-  EXPECT_EQ(valid_utf8_prefix("caf\xC3\xA9\xFF" "x"), 5u);
-  EXPECT_EQ(valid_utf8_prefix("ab\xED\xA0\x80"), 2u);     // surrogate
-  EXPECT_EQ(valid_utf8_prefix("ab\xC0\xAF"), 2u);         // overlong
-  EXPECT_EQ(valid_utf8_prefix("ab\xF0\x9F\x98"), 2u);     // truncated
+  EXPECT_EQ(valid_utf8_prefix("caf\xC3\xA9\xFF"
+                              "x"),
+            5u);
+  EXPECT_EQ(valid_utf8_prefix("ab\xED\xA0\x80"), 2u);  // surrogate
+  EXPECT_EQ(valid_utf8_prefix("ab\xC0\xAF"), 2u);      // overlong
+  EXPECT_EQ(valid_utf8_prefix("ab\xF0\x9F\x98"), 2u);  // truncated
 }
 
 }  // namespace

@@ -40,7 +40,8 @@ static inline void attend_rows_walk(const PagedKv& kv, const AttentionRows& a, D
       }
     }
   }
-  for (long t = 0; t < queries; ++t) normalise(a.out + (t / heads) * a.out_row_stride + (t % heads) * hd, hd, 1.0f / sum[t]);
+  for (long t = 0; t < queries; ++t)
+    normalise(a.out + (t / heads) * a.out_row_stride + (t % heads) * hd, hd, 1.0f / sum[t]);
 }
 
 }  // namespace kiln::kernels::rows_walk

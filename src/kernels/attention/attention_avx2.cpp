@@ -71,7 +71,8 @@ inline void update_softmax(float* scores, long count, float& max, float& sum, fl
   sum = sum * c + vm::reduce_add(total);
   max = new_max;
   if (c != 1.0f) {
-    for (long i = 0; i < hd; i += 8) store_floats(acc + i, hd - i, _mm256_mul_ps(load_floats(acc + i, hd - i), correction));
+    for (long i = 0; i < hd; i += 8)
+      store_floats(acc + i, hd - i, _mm256_mul_ps(load_floats(acc + i, hd - i), correction));
   }
 }
 
@@ -227,7 +228,8 @@ void encode_u8_group(const float* x, long count, std::uint8_t* dst, float* param
   params[1] = min;
 }
 
-void encode(const float* x, std::size_t n, KvElement element, std::size_t group_size, std::uint8_t* dst, float* params) {
+void encode(const float* x, std::size_t n, KvElement element, std::size_t group_size, std::uint8_t* dst,
+            float* params) {
   const long count = static_cast<long>(n);
   if (element == KvElement::kU8) {
     for (long g0 = 0, g = 0; g0 < count; g0 += static_cast<long>(group_size), ++g) {

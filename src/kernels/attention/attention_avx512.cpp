@@ -1,8 +1,9 @@
 // AVX-512 paged attention: for each position the K row is decoded 16 lanes at a time and dotted
 // with every query head of the GQA group (so K and V are read once per group, not per head);
 // scores are kept for 16 positions, then one online-softmax update per head and one pass over
-// the V rows. Prefill (attend_rows) decodes each 16-position chunk once for many query rows. No std:: here: this translation unit is compiled with AVX-512 flags and must not
-// emit weak symbols that baseline code could bind to (see src/kernels/CMakeLists.txt).
+// the V rows. Prefill (attend_rows) decodes each 16-position chunk once for many query rows. No std:: here: this
+// translation unit is compiled with AVX-512 flags and must not emit weak symbols that baseline code could bind to (see
+// src/kernels/CMakeLists.txt).
 #include <immintrin.h>
 
 #include "kernels/attention/attend_rows_walk.hpp"
@@ -18,8 +19,8 @@ namespace vm = avx512_math;
 constexpr long kHeadsPerPass = 8;
 constexpr long kPositionsPerPass = 16;
 
-using kv_rows::RowAddress;
 using kv_rows::row_address;
+using kv_rows::RowAddress;
 
 // 16 elements of a stored row from element i on, as f32; lanes outside `m` are zero codes.
 template <KvElement E>
@@ -41,8 +42,8 @@ inline __m512 load16(const std::uint8_t* row, long i, __mmask16 m, const float* 
 
 // scores[h][j] = scale · q_h · k_j for the positions [p0, p0 + count).
 template <KvElement E>
-void score_positions(const PagedKv& kv, const AttentionQuery& q, const float* qh, long heads, long p0,
-                     long count, long row_bytes, float (*scores)[kPositionsPerPass]) {
+void score_positions(const PagedKv& kv, const AttentionQuery& q, const float* qh, long heads, long p0, long count,
+                     long row_bytes, float (*scores)[kPositionsPerPass]) {
   const long hd = kv.head_dim;
   for (long j = 0; j < count; ++j) {
     const RowAddress r = row_address(kv, q, p0 + j, row_bytes);
@@ -100,8 +101,8 @@ template <KvElement E>
 void attend_heads(const PagedKv& kv, const AttentionQuery& q, long h0, long heads, const AttentionPartial& out) {
   const long hd = kv.head_dim;
   const long row_bytes = hd * static_cast<long>(E == KvElement::kF32 ? 4 : E == KvElement::kU8 ? 1 : 2);
-  const float* qh = q.q + h0 * hd;                // [heads, head_dim]
-  float* acc = out.acc + h0 * hd;                 // [heads, head_dim]
+  const float* qh = q.q + h0 * hd;  // [heads, head_dim]
+  float* acc = out.acc + h0 * hd;   // [heads, head_dim]
   float max[kHeadsPerPass], sum[kHeadsPerPass];
   float scores[kHeadsPerPass][kPositionsPerPass];  // scores, then softmax weights
   for (long h = 0; h < heads; ++h) {
@@ -155,7 +156,8 @@ void decode_chunk(const PagedKv& kv, const AttentionQuery& q, long p0, long coun
     for (long i = 0; i < hd; i += 16) {
       const __mmask16 m = live ? vm::first_lanes(hd - i) : __mmask16{0};
       _mm512_storeu_ps(keys[j] + i, live ? load16<E>(r.keys, i, m, r.key_params, kv.group_size) : _mm512_setzero_ps());
-      _mm512_storeu_ps(c.vf[j] + i, live ? load16<E>(r.values, i, m, r.value_params, kv.group_size) : _mm512_setzero_ps());
+      _mm512_storeu_ps(c.vf[j] + i,
+                       live ? load16<E>(r.values, i, m, r.value_params, kv.group_size) : _mm512_setzero_ps());
     }
   }
   const __m512i rows = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
@@ -164,8 +166,8 @@ void decode_chunk(const PagedKv& kv, const AttentionQuery& q, long p0, long coun
 }
 
 // One query over the chunk's first `valid` positions: folds them into its softmax state and acc.
-inline void attend_chunk(const RowChunk& c, const float* qv, long hd, long valid, float scale, float& max,
-                         float& sum, float* acc) {
+inline void attend_chunk(const RowChunk& c, const float* qv, long hd, long valid, float scale, float& max, float& sum,
+                         float* acc) {
   __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
   long d = 0;
   for (; d + 4 <= hd; d += 4) {
@@ -176,9 +178,9 @@ inline void attend_chunk(const RowChunk& c, const float* qv, long hd, long valid
   }
   for (; d < hd; ++d) s0 = _mm512_fmadd_ps(_mm512_set1_ps(qv[d]), _mm512_load_ps(c.kt[d]), s0);
   const __mmask16 m = vm::first_lanes(valid);
-  const __m512 scores = _mm512_mask_mul_ps(_mm512_set1_ps(-__builtin_inff()), m,
-                                           _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)),
-                                           _mm512_set1_ps(scale));
+  const __m512 scores =
+      _mm512_mask_mul_ps(_mm512_set1_ps(-__builtin_inff()), m,
+                         _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)), _mm512_set1_ps(scale));
   const float chunk_max = vm::reduce_max(scores);
   const float new_max = chunk_max > max ? chunk_max : max;
   alignas(64) float weights[kPositionsPerPass];
@@ -227,8 +229,8 @@ inline __m256i to_bf16(__m512 x) {
   const __m512i u = _mm512_castps_si512(x);
   const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
   const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
-  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                _mm512_set1_epi32(0x7f800000));
+  const __mmask16 nan =
+      _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
   const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
   return _mm512_cvtepi32_epi16(_mm512_mask_mov_epi32(rounded, nan, quiet));
 }
@@ -254,7 +256,8 @@ void encode_u8_group(const float* x, long count, std::uint8_t* dst, float* param
   params[1] = min;
 }
 
-void encode(const float* x, std::size_t n, KvElement element, std::size_t group_size, std::uint8_t* dst, float* params) {
+void encode(const float* x, std::size_t n, KvElement element, std::size_t group_size, std::uint8_t* dst,
+            float* params) {
   const long count = static_cast<long>(n);
   if (element == KvElement::kU8) {
     for (long g0 = 0, g = 0; g0 < count; g0 += static_cast<long>(group_size), ++g) {

@@ -17,8 +17,8 @@ std::size_t row_index(const PagedKv& kv, const std::int32_t* block_table, std::i
   return static_cast<std::size_t>((block * kv.num_kv_heads) * kv.block_size + pos % kv.block_size);
 }
 
-void decode_row(const PagedKv& kv, const std::uint8_t* base, const float* params, std::size_t row,
-                std::int64_t kv_head, float* dst) {
+void decode_row(const PagedKv& kv, const std::uint8_t* base, const float* params, std::size_t row, std::int64_t kv_head,
+                float* dst) {
   const std::size_t hd = static_cast<std::size_t>(kv.head_dim);
   const std::size_t r = row + static_cast<std::size_t>(kv_head * kv.block_size);
   const std::size_t bytes = kv_element_bytes(kv.element);
@@ -44,8 +44,8 @@ void decode_kv(const std::uint8_t* src, std::size_t count, KvElement element, st
   }
 }
 
-void encode_kv(const float* x, std::size_t count, KvElement element, std::size_t group_size,
-               std::uint8_t* dst, float* params) {
+void encode_kv(const float* x, std::size_t count, KvElement element, std::size_t group_size, std::uint8_t* dst,
+               float* params) {
   if (element == KvElement::kF32) {
     std::memcpy(dst, x, count * 4);
     return;
@@ -79,7 +79,7 @@ void encode_kv(const float* x, std::size_t count, KvElement element, std::size_t
 void attend(const PagedKv& kv, const AttentionQuery& query, const AttentionPartial& out) {
   const std::size_t hd = static_cast<std::size_t>(kv.head_dim);
   const std::int64_t positions = query.end - query.begin;
-  std::vector<float> k(hd), v(hd);                                              // [head_dim]
+  std::vector<float> k(hd), v(hd);                                                    // [head_dim]
   std::vector<double> scores(static_cast<std::size_t>(positions * query.num_heads));  // [heads, positions]
   for (std::int64_t p = 0; p < positions; ++p) {
     const std::size_t row = row_index(kv, query.block_table, query.begin + p);

@@ -11,11 +11,11 @@ void attend(const PagedKv& kv, const AttentionQuery& query, const AttentionParti
 
 // u8: per group, scale = (max - min) / 255 and code = round_half_even((x - min) / scale) clamped
 // to [0, 255] (computed as (x - min) * (1 / scale) in f32; a constant group stores scale 0).
-void encode_kv(const float* x, std::size_t count, KvElement element, std::size_t group_size,
-               std::uint8_t* dst, float* params);
+void encode_kv(const float* x, std::size_t count, KvElement element, std::size_t group_size, std::uint8_t* dst,
+               float* params);
 
 // dst [count] = a stored K or V row decoded to f32 (params: u8 only).
-void decode_kv(const std::uint8_t* src, std::size_t count, KvElement element,
-               std::size_t group_size, const float* params, float* dst);
+void decode_kv(const std::uint8_t* src, std::size_t count, KvElement element, std::size_t group_size,
+               const float* params, float* dst);
 
 }  // namespace kiln::kernels::reference

@@ -67,8 +67,8 @@ void decode_chunk(const PagedKv& kv, const AttentionQuery& q, long p0, long coun
 }
 
 // One query over the chunk's first `valid` positions: folds them into its softmax state and acc.
-inline void attend_chunk(const RowChunk& c, const float* qv, long hd, long valid, float scale, float& max,
-                         float& sum, float* acc) {
+inline void attend_chunk(const RowChunk& c, const float* qv, long hd, long valid, float scale, float& max, float& sum,
+                         float* acc) {
   __m256 lo[4], hi[4];  // scores of positions 0-7 and 8-15, four chains each over head_dim
   for (int s = 0; s < 4; ++s) lo[s] = hi[s] = _mm256_setzero_ps();
   long d = 0;
@@ -89,9 +89,11 @@ inline void attend_chunk(const RowChunk& c, const float* qv, long hd, long valid
   const __m256 live_lo = _mm256_castsi256_ps(vm::first_lanes(valid));
   const __m256 live_hi = _mm256_castsi256_ps(vm::first_lanes(valid - 8));
   const __m256 s_lo = _mm256_blendv_ps(
-      minus_inf, _mm256_mul_ps(_mm256_add_ps(_mm256_add_ps(lo[0], lo[1]), _mm256_add_ps(lo[2], lo[3])), scale8), live_lo);
+      minus_inf, _mm256_mul_ps(_mm256_add_ps(_mm256_add_ps(lo[0], lo[1]), _mm256_add_ps(lo[2], lo[3])), scale8),
+      live_lo);
   const __m256 s_hi = _mm256_blendv_ps(
-      minus_inf, _mm256_mul_ps(_mm256_add_ps(_mm256_add_ps(hi[0], hi[1]), _mm256_add_ps(hi[2], hi[3])), scale8), live_hi);
+      minus_inf, _mm256_mul_ps(_mm256_add_ps(_mm256_add_ps(hi[0], hi[1]), _mm256_add_ps(hi[2], hi[3])), scale8),
+      live_hi);
   const float chunk_max = vm::reduce_max(_mm256_max_ps(s_lo, s_hi));
   const float new_max = chunk_max > max ? chunk_max : max;
   const __m256 shift = _mm256_set1_ps(new_max);
@@ -118,7 +120,8 @@ inline void attend_chunk(const RowChunk& c, const float* qv, long hd, long valid
   }
   for (; i < hd; i += 8) {
     __m256 a = _mm256_mul_ps(load_floats(acc + i, hd - i), correction);
-    for (long j = 0; j < valid; ++j) a = _mm256_fmadd_ps(_mm256_broadcast_ss(weights + j), _mm256_loadu_ps(c.vf[j] + i), a);
+    for (long j = 0; j < valid; ++j)
+      a = _mm256_fmadd_ps(_mm256_broadcast_ss(weights + j), _mm256_loadu_ps(c.vf[j] + i), a);
     store_floats(acc + i, hd - i, a);
   }
 }
@@ -126,11 +129,13 @@ inline void attend_chunk(const RowChunk& c, const float* qv, long hd, long valid
 template <KvElement E>
 void attend_rows_as(const PagedKv& kv, const AttentionRows& a) {
   rows_walk::attend_rows_walk<RowChunk, kPositionsPerPass>(
-      kv, a, [&](const AttentionQuery& where, long p0, long count, RowChunk& c) { decode_chunk<E>(kv, where, p0, count, c); },
+      kv, a,
+      [&](const AttentionQuery& where, long p0, long count, RowChunk& c) { decode_chunk<E>(kv, where, p0, count, c); },
       [](auto&&... args) { attend_chunk(args...); },
       [](float* acc, long hd, float inverse_sum) {
         const __m256 inverse = _mm256_set1_ps(inverse_sum);
-        for (long i = 0; i < hd; i += 8) store_floats(acc + i, hd - i, _mm256_mul_ps(load_floats(acc + i, hd - i), inverse));
+        for (long i = 0; i < hd; i += 8)
+          store_floats(acc + i, hd - i, _mm256_mul_ps(load_floats(acc + i, hd - i), inverse));
       });
 }
 

@@ -13,8 +13,8 @@ namespace kiln::kernels::avx2_kv {
 
 namespace vm = avx2_math;
 
-using kv_rows::RowAddress;
 using kv_rows::row_address;
+using kv_rows::RowAddress;
 
 static constexpr long element_bytes(KvElement e) { return e == KvElement::kF32 ? 4 : e == KvElement::kU8 ? 1 : 2; }
 

@@ -37,12 +37,12 @@ struct PagedKv {
 
 // The query heads of one row that share a KV head, and the positions they attend to.
 struct AttentionQuery {
-  const float* q = nullptr;            // [num_heads, head_dim]: heads kv_head * G .. kv_head * G + G - 1
-  std::int64_t num_heads = 0;          // G, the heads in this GQA group
+  const float* q = nullptr;    // [num_heads, head_dim]: heads kv_head * G .. kv_head * G + G - 1
+  std::int64_t num_heads = 0;  // G, the heads in this GQA group
   std::int64_t kv_head = 0;
   const std::int32_t* block_table = nullptr;  // covers positions [0, end)
-  std::int64_t begin = 0, end = 0;     // positions [begin, end), end > begin
-  float scale = 1.0f;                  // applied to q·k before the softmax
+  std::int64_t begin = 0, end = 0;            // positions [begin, end), end > begin
+  float scale = 1.0f;                         // applied to q·k before the softmax
 };
 
 // The softmax state of `num_heads` heads after some positions (unnormalised):
@@ -57,22 +57,22 @@ using AttendFn = void (*)(const PagedKv& kv, const AttentionQuery& query, const 
 
 // Writes one head's row x [count] into a K or V row at dst (count elements of `element`);
 // for u8, params receives (scale, min) for each of ceil(count / group_size) groups.
-using EncodeKvFn = void (*)(const float* x, std::size_t count, KvElement element,
-                            std::size_t group_size, std::uint8_t* dst, float* params);
+using EncodeKvFn = void (*)(const float* x, std::size_t count, KvElement element, std::size_t group_size,
+                            std::uint8_t* dst, float* params);
 
 // Consecutive query rows of one sequence that share a KV head (prefill), attended causally:
 // row i holds the GQA group's heads at q + i * q_row_stride and sees positions
 // [0, first_end + i). The result is written normalised (the finished attention output).
 struct AttentionRows {
-  const float* q = nullptr;        // row i: [num_heads, head_dim] at q + i * q_row_stride
-  std::int64_t q_row_stride = 0;   // floats
+  const float* q = nullptr;       // row i: [num_heads, head_dim] at q + i * q_row_stride
+  std::int64_t q_row_stride = 0;  // floats
   std::int64_t rows = 0;
-  std::int64_t num_heads = 0;      // G; rows * num_heads <= kMaxAttentionRowQueries
+  std::int64_t num_heads = 0;  // G; rows * num_heads <= kMaxAttentionRowQueries
   std::int64_t kv_head = 0;
   const std::int32_t* block_table = nullptr;  // covers positions [0, first_end + rows - 1)
-  std::int64_t first_end = 0;      // row 0's context length, >= 1
+  std::int64_t first_end = 0;                 // row 0's context length, >= 1
   float scale = 1.0f;
-  float* out = nullptr;            // row i: [num_heads, head_dim] at out + i * out_row_stride
+  float* out = nullptr;  // row i: [num_heads, head_dim] at out + i * out_row_stride
   std::int64_t out_row_stride = 0;
 };
 
@@ -94,11 +94,10 @@ struct AttentionKernels {
 AttentionKernels find_attention_kernels(Isa isa);
 
 // Folds partial b into a (same heads): the state after both position ranges.
-void merge_attention_partials(const AttentionPartial& a, const AttentionPartial& b,
-                              std::int64_t num_heads, std::int64_t head_dim);
+void merge_attention_partials(const AttentionPartial& a, const AttentionPartial& b, std::int64_t num_heads,
+                              std::int64_t head_dim);
 
 // out [num_heads, head_dim] = acc / sum: the attention output of a complete partial.
-void finish_attention(const AttentionPartial& p, std::int64_t num_heads, std::int64_t head_dim,
-                      float* out);
+void finish_attention(const AttentionPartial& p, std::int64_t num_heads, std::int64_t head_dim, float* out);
 
 }  // namespace kiln::kernels

@@ -46,7 +46,8 @@ float inverse_rms(float sum_sq, long dim, double eps) {
 
 void scale_by_gain(const float* x, const float* gain, float inv_rms, long dim, float* out) {
   const __m256 f = _mm256_set1_ps(inv_rms);
-  for (long i = 0; i < dim; i += 8) store(out + i, dim - i, _mm256_mul_ps(_mm256_mul_ps(load(x + i, dim - i), f), load(gain + i, dim - i)));
+  for (long i = 0; i < dim; i += 8)
+    store(out + i, dim - i, _mm256_mul_ps(_mm256_mul_ps(load(x + i, dim - i), f), load(gain + i, dim - i)));
 }
 
 void rms_norm(const float* x, const float* gain, double eps, std::size_t n, float* out) {
@@ -67,7 +68,8 @@ void add_rms_norm(float* residual, const float* x, const float* gain, double eps
 
 void add(float* acc, const float* x, std::size_t n) {
   const long count = static_cast<long>(n);
-  for (long i = 0; i < count; i += 8) store(acc + i, count - i, _mm256_add_ps(load(acc + i, count - i), load(x + i, count - i)));
+  for (long i = 0; i < count; i += 8)
+    store(acc + i, count - i, _mm256_add_ps(load(acc + i, count - i), load(x + i, count - i)));
 }
 
 void silu_mul(const float* gate, const float* up, std::size_t n, float* out) {
@@ -142,8 +144,6 @@ double log_sum_exp(const float* x, std::size_t n) {
 
 }  // namespace
 
-ElementwiseKernels avx2_elementwise_kernels() {
-  return {rms_norm, add_rms_norm, add, silu_mul, rope, log_sum_exp};
-}
+ElementwiseKernels avx2_elementwise_kernels() { return {rms_norm, add_rms_norm, add, silu_mul, rope, log_sum_exp}; }
 
 }  // namespace kiln::kernels

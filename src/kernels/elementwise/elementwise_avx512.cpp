@@ -64,7 +64,8 @@ void add(float* acc, const float* x, std::size_t n) {
   const long count = static_cast<long>(n);
   for (long i = 0; i < count; i += 16) {
     const __mmask16 m = vm::first_lanes(count - i);
-    _mm512_mask_storeu_ps(acc + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, acc + i), _mm512_maskz_loadu_ps(m, x + i)));
+    _mm512_mask_storeu_ps(acc + i, m,
+                          _mm512_add_ps(_mm512_maskz_loadu_ps(m, acc + i), _mm512_maskz_loadu_ps(m, x + i)));
   }
 }
 
@@ -139,8 +140,6 @@ double log_sum_exp(const float* x, std::size_t n) {
 
 }  // namespace
 
-ElementwiseKernels avx512_elementwise_kernels() {
-  return {rms_norm, add_rms_norm, add, silu_mul, rope, log_sum_exp};
-}
+ElementwiseKernels avx512_elementwise_kernels() { return {rms_norm, add_rms_norm, add, silu_mul, rope, log_sum_exp}; }
 
 }  // namespace kiln::kernels

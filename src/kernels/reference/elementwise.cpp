@@ -27,8 +27,8 @@ void silu_mul(const float* gate, const float* up, std::int64_t count, float* out
   }
 }
 
-void rope_rotate_half(float* x, std::int64_t rows, std::int64_t heads, std::int64_t head_dim,
-                      const float* cos, const float* sin) {
+void rope_rotate_half(float* x, std::int64_t rows, std::int64_t heads, std::int64_t head_dim, const float* cos,
+                      const float* sin) {
   const std::int64_t half = head_dim / 2;
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* c = cos + r * half;

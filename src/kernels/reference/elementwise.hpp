@@ -18,8 +18,8 @@ void silu_mul(const float* gate, const float* up, std::int64_t count, float* out
 
 // Rotates x [rows, heads, head_dim] in place with HF's rotate_half pairing (i with i + half):
 // x'[i] = x[i]·cos − x[i+half]·sin, x'[i+half] = x[i+half]·cos + x[i]·sin; cos/sin [rows, half].
-void rope_rotate_half(float* x, std::int64_t rows, std::int64_t heads, std::int64_t head_dim,
-                      const float* cos, const float* sin);
+void rope_rotate_half(float* x, std::int64_t rows, std::int64_t heads, std::int64_t head_dim, const float* cos,
+                      const float* sin);
 
 // log Σ exp(x) over x [count], count >= 1: max(x) + log Σ exp(x − max(x)); max(x) itself when it is ±inf.
 double log_sum_exp(const float* x, std::int64_t count);

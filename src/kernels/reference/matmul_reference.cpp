@@ -24,16 +24,15 @@ float weight_value(const WeightView& w, std::size_t row, std::size_t k) {
       std::memcpy(&bits, w.data + 2 * index, 2);
       return w.scheme == WeightScheme::kF16 ? f16_to_f32(bits) : bf16_to_f32(bits);
     }
-    default:
-      return dequantize_value(w.scheme, read_code(w, row, k), read_params(w, row, k / w.group_size));
+    default: return dequantize_value(w.scheme, read_code(w, row, k), read_params(w, row, k / w.group_size));
   }
 }
 
 }  // namespace
 
-void matmul_int8_activations(const WeightView& w, const QuantizedActivations& xq,
-                             std::size_t block_columns, const float* bias, float* y,
-                             std::size_t y_stride, std::size_t row_begin, std::size_t row_end) {
+void matmul_int8_activations(const WeightView& w, const QuantizedActivations& xq, std::size_t block_columns,
+                             const float* bias, float* y, std::size_t y_stride, std::size_t row_begin,
+                             std::size_t row_end) {
   for (std::size_t r = row_begin; r < row_end; ++r) {
     for (std::size_t i = 0; i < xq.n; ++i) {
       const std::int8_t* q = xq.codes + i * xq.row_stride;
@@ -53,9 +52,8 @@ void matmul_int8_activations(const WeightView& w, const QuantizedActivations& xq
   }
 }
 
-void matmul_f32_activations(const WeightView& w, const float* x, std::size_t n, const float* bias,
-                            float* y, std::size_t y_stride, std::size_t row_begin,
-                            std::size_t row_end) {
+void matmul_f32_activations(const WeightView& w, const float* x, std::size_t n, const float* bias, float* y,
+                            std::size_t y_stride, std::size_t row_begin, std::size_t row_end) {
   const bool bf16_activations = w.scheme == WeightScheme::kBf16;
   for (std::size_t r = row_begin; r < row_end; ++r) {
     for (std::size_t i = 0; i < n; ++i) {

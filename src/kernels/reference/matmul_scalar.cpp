@@ -6,17 +6,13 @@
 namespace kiln::kernels {
 namespace {
 
-void scalar_int8(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
-                 std::size_t row_end) {
-  reference::matmul_int8_activations(w.canonical_view(), *a.xq,
-                                     int8_block_columns(w.layout, a.xq->group_size), a.bias, a.y,
-                                     a.y_stride, row_begin, row_end);
+void scalar_int8(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
+  reference::matmul_int8_activations(w.canonical_view(), *a.xq, int8_block_columns(w.layout, a.xq->group_size), a.bias,
+                                     a.y, a.y_stride, row_begin, row_end);
 }
 
-void scalar_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
-                std::size_t row_end) {
-  reference::matmul_f32_activations(w.canonical_view(), a.x, a.n, a.bias, a.y, a.y_stride,
-                                    row_begin, row_end);
+void scalar_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
+  reference::matmul_f32_activations(w.canonical_view(), a.x, a.n, a.bias, a.y, a.y_stride, row_begin, row_end);
 }
 
 constexpr MatmulTable make_table() {

@@ -90,15 +90,20 @@ void AttentionRunner::run(const kernels::PagedKv& kv, const float* q, std::int64
     const Task& task = tasks_[t];
     float* row_out = out + task.row * row_width + task.kv_head * group * hd;  // [group, head_dim]
     if (task.rows > 0) {
-      attend_rows_(kv, kernels::AttentionRows{q + task.row * row_width + task.kv_head * group * hd, row_width,
-                                              task.rows, group, task.kv_head, task.block_table, task.end, scale,
-                                              row_out, row_width});
+      attend_rows_(
+          kv, kernels::AttentionRows{q + task.row * row_width + task.kv_head * group * hd, row_width, task.rows, group,
+                                     task.kv_head, task.block_table, task.end, scale, row_out, row_width});
       return;
     }
     float* acc = task.slot < 0 ? row_out : split_acc_.data() + task.slot * group * hd;
     const kernels::AttentionPartial partial{stats_.data() + t * 2 * group, stats_.data() + t * 2 * group + group, acc};
-    const kernels::AttentionQuery query{q + task.row * row_width + task.kv_head * group * hd, group, task.kv_head,
-                                        task.block_table, task.begin, task.end, scale};
+    const kernels::AttentionQuery query{q + task.row * row_width + task.kv_head * group * hd,
+                                        group,
+                                        task.kv_head,
+                                        task.block_table,
+                                        task.begin,
+                                        task.end,
+                                        scale};
     attend_(kv, query, partial);
     if (task.slot < 0) kernels::finish_attention(partial, group, hd, row_out);
   });

@@ -31,12 +31,12 @@ class AttentionRunner {
 
  private:
   struct Task {
-    std::int64_t row;      // in the batch
+    std::int64_t row;  // in the batch
     std::int64_t kv_head;
     std::int64_t begin, end;  // positions
-    std::int64_t slot;     // partial-state slot when the row's context is split, else -1
+    std::int64_t slot;        // partial-state slot when the row's context is split, else -1
     const std::int32_t* block_table;
-    std::int64_t rows;     // > 0: a block of rows from `row` on (attend_rows; end = row's context)
+    std::int64_t rows;  // > 0: a block of rows from `row` on (attend_rows; end = row's context)
   };
 
   std::int64_t splits_for(std::int64_t units, std::int64_t context) const;
@@ -47,9 +47,9 @@ class AttentionRunner {
   kernels::AttendRowsFn attend_rows_;  // null: the ISA has no blocked kernel
   ThreadPool& pool_;
   std::int64_t min_split_positions_;
-  std::vector<Task> tasks_;            // reserved for the most a step of its rows can make, then reused
-  std::vector<float> stats_;           // [tasks, 2, group]: max and sum of each task
-  std::vector<float> split_acc_;       // [split slots, group, head_dim]
+  std::vector<Task> tasks_;       // reserved for the most a step of its rows can make, then reused
+  std::vector<float> stats_;      // [tasks, 2, group]: max and sum of each task
+  std::vector<float> split_acc_;  // [split slots, group, head_dim]
 };
 
 }  // namespace kiln::runtime

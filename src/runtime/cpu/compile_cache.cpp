@@ -63,11 +63,13 @@ CompileCache::Found check_entry(MappedFile file, const std::string& key, const W
     return std::move(found);
   };
   const std::uint8_t* data = file.data();
-  if (file.size() < kPrefixBytes || std::memcmp(data, kMagic, sizeof kMagic) != 0) return corrupt("not a kiln compile-cache file");
+  if (file.size() < kPrefixBytes || std::memcmp(data, kMagic, sizeof kMagic) != 0)
+    return corrupt("not a kiln compile-cache file");
   std::uint64_t header_bytes = 0, header_hash = 0;
   std::memcpy(&header_bytes, data + 8, 8);
   std::memcpy(&header_hash, data + 16, 8);
-  if (header_bytes > kMaxHeaderBytes || kPrefixBytes + header_bytes > file.size()) return corrupt("header runs past the end of the file");
+  if (header_bytes > kMaxHeaderBytes || kPrefixBytes + header_bytes > file.size())
+    return corrupt("header runs past the end of the file");
   const std::string_view text(reinterpret_cast<const char*>(data + kPrefixBytes), header_bytes);
   if (hash64(bytes_of(text)) != header_hash) return corrupt("header hash mismatch");
   Json header;
@@ -81,12 +83,14 @@ CompileCache::Found check_entry(MappedFile file, const std::string& key, const W
       return found;
     }
     found.payload_offset = header.at("payload_offset").get<std::size_t>();
-    if (header.at("matrices") != matrix_table(plan) || header.at("payload_bytes").get<std::size_t>() != plan.total_bytes ||
+    if (header.at("matrices") != matrix_table(plan) ||
+        header.at("payload_bytes").get<std::size_t>() != plan.total_bytes ||
         found.payload_offset != payload_offset_for(header_bytes)) {
       return corrupt("matrix table does not match the model");
     }
     if (file.size() != found.payload_offset + plan.total_bytes) {
-      return corrupt(fmt::format("file is {} bytes, expected {}", file.size(), found.payload_offset + plan.total_bytes));
+      return corrupt(
+          fmt::format("file is {} bytes, expected {}", file.size(), found.payload_offset + plan.total_bytes));
     }
     const std::uint64_t payload_hash = chunked_hash64(file.bytes().subspan(found.payload_offset), pool);
     if (hex64(payload_hash) != header.at("payload_hash").get<std::string>()) return corrupt("payload hash mismatch");
@@ -182,8 +186,8 @@ std::filesystem::path CompileCache::entry_path(std::string_view origin, Isa isa)
   return dir_ / fmt::format("{}-{}.kilncpu", sha256_hex(where).substr(0, 24), isa_name(isa));
 }
 
-CompileCache::Found CompileCache::open(const std::filesystem::path& path, const std::string& key, const WeightPlan& plan,
-                                       ThreadPool& pool) const {
+CompileCache::Found CompileCache::open(const std::filesystem::path& path, const std::string& key,
+                                       const WeightPlan& plan, ThreadPool& pool) const {
   if (!std::filesystem::exists(path)) return {};
   try {
     MappedFile file(path);

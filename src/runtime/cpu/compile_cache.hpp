@@ -48,7 +48,7 @@ class CompileCache {
 
   struct Found {
     CacheLookup lookup = CacheLookup::kMissing;
-    std::string reason;           // why it is stale or corrupt
+    std::string reason;              // why it is stale or corrupt
     std::optional<MappedFile> file;  // set on a hit
     std::size_t payload_offset = 0;
   };

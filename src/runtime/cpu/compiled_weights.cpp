@@ -18,7 +18,8 @@ void pack_one(const PlannedMatrix& m, std::span<std::uint8_t> blob, bool release
   WeightView view = m.canonical;
   // Safetensors float data need not be aligned to its element size; the packer reads it typed.
   std::vector<std::uint8_t> aligned;
-  if (is_float_scheme(view.scheme) && reinterpret_cast<std::uintptr_t>(view.data) % float_element_bytes(view.scheme) != 0) {
+  if (is_float_scheme(view.scheme) &&
+      reinterpret_cast<std::uintptr_t>(view.data) % float_element_bytes(view.scheme) != 0) {
     aligned.resize(m.tensor->bytes.size() + 8);
     const std::size_t shift = (8 - reinterpret_cast<std::uintptr_t>(aligned.data()) % 8) % 8;
     std::memcpy(aligned.data() + shift, view.data, m.tensor->bytes.size());
@@ -104,9 +105,8 @@ std::unique_ptr<CompiledWeights> CompiledWeights::compile(WeightPlan plan, const
       spdlog::warn("compile cache: entry {} is {} ({}); rebuilding it", r.entry.string(),
                    cache_lookup_name(found.lookup), found.reason);
     }
-    cache.write(r.entry, key, w->plan_, pool, [&](std::span<std::uint8_t> payload) {
-      pack_plan(w->plan_, payload, pool, release_source_pages);
-    });
+    cache.write(r.entry, key, w->plan_, pool,
+                [&](std::span<std::uint8_t> payload) { pack_plan(w->plan_, payload, pool, release_source_pages); });
     found = cache.open(r.entry, key, w->plan_, pool);
     if (found.lookup != CacheLookup::kHit) {
       fail(ErrorKind::kIo, "{}: the compile-cache entry just written does not read back ({})", r.entry.string(),

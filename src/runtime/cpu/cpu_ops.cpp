@@ -63,17 +63,14 @@ BoundMatrix CpuOps::bind(const std::string& name) const {
 std::unique_ptr<models::Weight> CpuOps::load_weight(const ir::TensorView& tensor, models::WeightUse use) {
   auto w = std::make_unique<CpuWeight>();
   switch (use) {
-    case models::WeightUse::kVector:
-      w->values = ir::to_f32(tensor);
-      break;
+    case models::WeightUse::kVector: w->values = ir::to_f32(tensor); break;
     case models::WeightUse::kEmbedding:
-      if (tensor.shape.size() != 2) fail("tensor '{}': expected a matrix, got shape {}", tensor.name, ir::format_shape(tensor.shape));
+      if (tensor.shape.size() != 2)
+        fail("tensor '{}': expected a matrix, got shape {}", tensor.name, ir::format_shape(tensor.shape));
       w->table = tensor;
       if (weights_->plan().find(tensor.name)) w->matrix = bind(tensor.name);  // tied: also the head
       break;
-    case models::WeightUse::kMatrix:
-      w->matrix = bind(tensor.name);
-      break;
+    case models::WeightUse::kMatrix: w->matrix = bind(tensor.name); break;
   }
   return w;
 }
@@ -100,7 +97,8 @@ void CpuOps::rms_norm(const float* x, const models::Weight& gain, double eps, st
                       float* out) {
   const float* g = as_cpu(gain).values.data();
   for_ranges(rows, kParallelFloats / dim, [&](std::int64_t r0, std::int64_t r1) {
-    for (std::int64_t r = r0; r < r1; ++r) elementwise_.rms_norm(x + r * dim, g, eps, static_cast<std::size_t>(dim), out + r * dim);
+    for (std::int64_t r = r0; r < r1; ++r)
+      elementwise_.rms_norm(x + r * dim, g, eps, static_cast<std::size_t>(dim), out + r * dim);
   });
 }
 
@@ -135,12 +133,14 @@ void CpuOps::rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads,
       const float* s = table.sin + r * half;
       if (rotary < head_dim) {  // partial rotary (Phi-3 variants): the kernel sees one head at a time
         for (std::int64_t h = 0; h < num_heads + num_kv_heads; ++h) {
-          float* head = h < num_heads ? q + (r * num_heads + h) * head_dim : k + (r * num_kv_heads + h - num_heads) * head_dim;
+          float* head =
+              h < num_heads ? q + (r * num_heads + h) * head_dim : k + (r * num_kv_heads + h - num_heads) * head_dim;
           elementwise_.rope(head, 1, static_cast<std::size_t>(rotary), c, s);
         }
         continue;
       }
-      elementwise_.rope(q + r * num_heads * head_dim, static_cast<std::size_t>(num_heads), static_cast<std::size_t>(head_dim), c, s);
+      elementwise_.rope(q + r * num_heads * head_dim, static_cast<std::size_t>(num_heads),
+                        static_cast<std::size_t>(head_dim), c, s);
       elementwise_.rope(k + r * num_kv_heads * head_dim, static_cast<std::size_t>(num_kv_heads),
                         static_cast<std::size_t>(head_dim), c, s);
     }
@@ -155,9 +155,10 @@ void CpuOps::silu_mul(const float* gate, const float* up, std::int64_t count, fl
 
 void CpuOps::store_kv(std::int64_t layer, const float* k, const float* v, std::span<const std::int64_t> slots) {
   const std::int64_t row_floats = 2 * kv_layout_.num_kv_heads * kv_layout_.head_dim;
-  for_ranges(static_cast<std::int64_t>(slots.size()), kParallelFloats / row_floats, [&](std::int64_t r0, std::int64_t r1) {
-    kv_->store(layer, k, v, slots, static_cast<std::size_t>(r0), static_cast<std::size_t>(r1));
-  });
+  for_ranges(static_cast<std::int64_t>(slots.size()), kParallelFloats / row_floats,
+             [&](std::int64_t r0, std::int64_t r1) {
+               kv_->store(layer, k, v, slots, static_cast<std::size_t>(r0), static_cast<std::size_t>(r1));
+             });
 }
 
 void CpuOps::copy_kv_blocks(std::span<const models::KvBlockCopy> copies) { kv_->copy_blocks(copies); }

@@ -21,9 +21,9 @@ struct BoundMatrix {
 
 class CpuWeight final : public models::Weight {
  public:
-  std::optional<BoundMatrix> matrix;   // kMatrix, and a tied embedding
-  std::vector<float> values;           // kVector: [count]
-  std::optional<ir::TensorView> table; // kEmbedding: [vocab, hidden], mapped
+  std::optional<BoundMatrix> matrix;    // kMatrix, and a tied embedding
+  std::vector<float> values;            // kVector: [count]
+  std::optional<ir::TensorView> table;  // kEmbedding: [vocab, hidden], mapped
 };
 
 inline const CpuWeight& as_cpu(const models::Weight& w) { return static_cast<const CpuWeight&>(w); }

@@ -41,15 +41,15 @@ const kernels::QuantizedActivations& LinearRunner::quantize(const float* x, std:
   view_ = it->storage->view(rows);
   // Even tasks: a 26-row prompt quantises 13 + 13 rows on two threads, not 16 + 10.
   const std::size_t tasks = (rows + kQuantizeRowsPerTask - 1) / kQuantizeRowsPerTask;
-  pool_.parallel_for(tasks, [&](std::size_t t, std::size_t) {
-    quantize_(x, view_, rows * t / tasks, rows * (t + 1) / tasks);
-  });
+  pool_.parallel_for(
+      tasks, [&](std::size_t t, std::size_t) { quantize_(x, view_, rows * t / tasks, rows * (t + 1) / tasks); });
   return view_;
 }
 
 void LinearRunner::run(const float* x, std::int64_t rows, std::span<const models::LinearTarget> targets) {
   if (targets.empty() || rows <= 0) return;
-  if (targets.size() > kMaxTargets) fail(ErrorKind::kInternal, "linear(): {} targets, at most {}", targets.size(), kMaxTargets);
+  if (targets.size() > kMaxTargets)
+    fail(ErrorKind::kInternal, "linear(): {} targets, at most {}", targets.size(), kMaxTargets);
   const auto n = static_cast<std::size_t>(rows);
   const kernels::QuantizedActivations* xq = nullptr;
   Job jobs[kMaxTargets];
@@ -60,8 +60,8 @@ void LinearRunner::run(const float* x, std::int64_t rows, std::span<const models
     const BoundMatrix& m = *w.matrix;
     if (m.mode == kernels::ActivationMode::kInt8 && xq == nullptr) xq = &quantize(x, n, m.packed.layout.in);
     const float* bias = targets[i].bias ? as_cpu(*targets[i].bias).values.data() : nullptr;
-    jobs[i] = Job{&m, m.kernels.for_rows(n),
-                  kernels::MatmulArgs{n, x, xq, targets[i].out, m.packed.layout.out, bias}, tiles};
+    jobs[i] =
+        Job{&m, m.kernels.for_rows(n), kernels::MatmulArgs{n, x, xq, targets[i].out, m.packed.layout.out, bias}, tiles};
     kernels::check_matmul_args(m.packed, jobs[i].args, m.mode, m.name);
     tiles += m.packed.layout.tiles;
     bytes += m.packed.layout.data_bytes + m.packed.layout.scales_bytes + m.packed.layout.zeros_bytes;

@@ -3,8 +3,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <utility>
 
@@ -58,14 +58,13 @@ void release_file_pages(std::span<const std::uint8_t> bytes) {
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
-
 void release_file_pages_around(std::span<const std::uint8_t> rows, std::span<const std::uint8_t> table) {
   constexpr std::uintptr_t kWindow = std::uintptr_t{2} << 20;
   const auto table_begin = reinterpret_cast<std::uintptr_t>(table.data());
   const auto table_end = table_begin + table.size();
   const auto begin = std::max(reinterpret_cast<std::uintptr_t>(rows.data()) / kWindow * kWindow, table_begin);
-  const auto end = std::min((reinterpret_cast<std::uintptr_t>(rows.data()) + rows.size() + kWindow - 1) / kWindow * kWindow,
-                            table_end);
+  const auto end = std::min(
+      (reinterpret_cast<std::uintptr_t>(rows.data()) + rows.size() + kWindow - 1) / kWindow * kWindow, table_end);
   if (end > begin) release_file_pages({table.data() + (begin - table_begin), end - begin});
 }
 

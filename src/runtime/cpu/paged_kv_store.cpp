@@ -27,8 +27,10 @@ PagedKvStore::PagedKvStore(const models::KvCacheLayout& layout, kernels::EncodeK
   if (element_ == kernels::KvElement::kU8) {
     // The vector kernels decode 16 values at a time, all from one group.
     if (l.u8_group_size <= 0 || (l.u8_group_size < l.head_dim && l.u8_group_size % 16 != 0)) {
-      fail("KV_CACHE_GROUP_SIZE {} is not supported for head_dim {} (accepted: a positive multiple of 16, or at "
-           "least head_dim for one group per row)", l.u8_group_size, l.head_dim);
+      fail(
+          "KV_CACHE_GROUP_SIZE {} is not supported for head_dim {} (accepted: a positive multiple of 16, or at "
+          "least head_dim for one group per row)",
+          l.u8_group_size, l.head_dim);
     }
     group_size_ = std::min(l.u8_group_size, l.head_dim);
     groups_ = (l.head_dim + group_size_ - 1) / group_size_;
@@ -103,7 +105,8 @@ void PagedKvStore::copy_blocks(std::span<const models::KvBlockCopy> copies) {
       std::memcpy(at(o.keys + dst * block_bytes_), at(o.keys + src * block_bytes_), block_bytes_);
       std::memcpy(at(o.values + dst * block_bytes_), at(o.values + src * block_bytes_), block_bytes_);
       if (block_param_bytes_ == 0) continue;
-      std::memcpy(at(o.key_params + dst * block_param_bytes_), at(o.key_params + src * block_param_bytes_), block_param_bytes_);
+      std::memcpy(at(o.key_params + dst * block_param_bytes_), at(o.key_params + src * block_param_bytes_),
+                  block_param_bytes_);
       std::memcpy(at(o.value_params + dst * block_param_bytes_), at(o.value_params + src * block_param_bytes_),
                   block_param_bytes_);
     }

@@ -47,7 +47,7 @@ class PagedKvStore {
   kernels::KvElement element_;
   kernels::EncodeKvFn encode_;
   std::int64_t group_size_ = 0, groups_ = 0;
-  std::size_t row_bytes_ = 0, param_row_floats_ = 0;  // per (position, head)
+  std::size_t row_bytes_ = 0, param_row_floats_ = 0;     // per (position, head)
   std::size_t block_bytes_ = 0, block_param_bytes_ = 0;  // per block of one layer's K (or V)
   std::vector<LayerOffsets> offsets_;
   AnonymousMemory memory_;

@@ -13,7 +13,8 @@ const PlannedMatrix* WeightPlan::find(std::string_view name) const {
 }
 
 WeightView canonical_weight_view(const ir::TensorView& tensor) {
-  if (tensor.shape.size() != 2) fail("tensor '{}': expected a matrix, got shape {}", tensor.name, ir::format_shape(tensor.shape));
+  if (tensor.shape.size() != 2)
+    fail("tensor '{}': expected a matrix, got shape {}", tensor.name, ir::format_shape(tensor.shape));
   if (tensor.is_quantized()) return ir::weight_view(tensor);
   WeightView view;
   switch (tensor.dtype) {
@@ -21,8 +22,9 @@ WeightView canonical_weight_view(const ir::TensorView& tensor) {
     case ir::DType::kF16: view.scheme = WeightScheme::kF16; break;
     case ir::DType::kBF16: view.scheme = WeightScheme::kBf16; break;
     default:
-      fail(ErrorKind::kUnsupported, "tensor '{}': dtype {} is not a weight format (accepted: F32, F16, BF16, or quantised)",
-           tensor.name, ir::dtype_name(tensor.dtype));
+      fail(ErrorKind::kUnsupported,
+           "tensor '{}': dtype {} is not a weight format (accepted: F32, F16, BF16, or quantised)", tensor.name,
+           ir::dtype_name(tensor.dtype));
   }
   view.out = static_cast<std::size_t>(tensor.shape[0]);
   view.in = static_cast<std::size_t>(tensor.shape[1]);
@@ -45,7 +47,8 @@ WeightPlan plan_weights(const ir::ModelConfig& config, const ir::TensorSource& s
     m.tensor = tensor;
     m.canonical = canonical_weight_view(*tensor);
     try {
-      m.layout = kernels::packed_layout(isa, m.canonical.scheme, m.canonical.out, m.canonical.in, m.canonical.group_size);
+      m.layout =
+          kernels::packed_layout(isa, m.canonical.scheme, m.canonical.out, m.canonical.in, m.canonical.group_size);
     } catch (const Error& e) {
       fail(e.kind(), "tensor '{}': {}", spec.name, e.what());
     }

@@ -15,11 +15,11 @@
 namespace kiln::runtime {
 
 struct PlannedMatrix {
-  std::string name;                // the Hugging Face tensor name
+  std::string name;  // the Hugging Face tensor name
   const ir::TensorView* tensor = nullptr;
-  WeightView canonical;            // over the tensor's bytes (mapped; may be unaligned for floats)
+  WeightView canonical;  // over the tensor's bytes (mapped; may be unaligned for floats)
   kernels::PackedLayout layout;
-  std::size_t offset = 0;          // in the blob, a multiple of kBlobAlignment
+  std::size_t offset = 0;  // in the blob, a multiple of kBlobAlignment
 };
 
 struct WeightPlan {

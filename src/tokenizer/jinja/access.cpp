@@ -19,14 +19,13 @@ std::string object_type_repr(const Value& v) {
 }
 
 Value missing_attribute(const Value& object, std::string_view name) {
-  return Value::undefined(fmt::format("{} has no attribute {}",
-                                      repr_string(object_type_repr(object)), repr_string(name)));
+  return Value::undefined(
+      fmt::format("{} has no attribute {}", repr_string(object_type_repr(object)), repr_string(name)));
 }
 
 Value missing_item(const Value& object, const Value& key) {
   if (key.is_string()) return missing_attribute(object, key.as_string());
-  return Value::undefined(
-      fmt::format("{} has no element {}", object_type_repr(object), python_repr(key)));
+  return Value::undefined(fmt::format("{} has no element {}", object_type_repr(object), python_repr(key)));
 }
 
 bool is_ascii(std::string_view s) {
@@ -60,8 +59,7 @@ Value string_item(const Value& s, int64_t index) {
 }
 
 // CPython's PySlice_AdjustIndices over `length` elements; returns the selected indices.
-std::vector<size_t> slice_indices(size_t length, const Value& start_v, const Value& stop_v,
-                                  const Value& step_v) {
+std::vector<size_t> slice_indices(size_t length, const Value& start_v, const Value& stop_v, const Value& step_v) {
   const auto len = static_cast<int64_t>(length);
   const int64_t step = step_v.is_none() ? 1 : step_v.as_int();
   if (step == 0) raise(ErrorType::kValueError, "slice step cannot be zero");
@@ -155,8 +153,7 @@ Value Interpreter::getitem(const Value& object, const Value& key) {
         if (auto v = object.as_object().attribute(*this, key.as_string())) return *v;
       }
       return missing_item(object, key);
-    default:
-      break;
+    default: break;
   }
   if (key.is_string()) {
     if (auto method = find_method(object, key.as_string())) return *method;
@@ -178,11 +175,9 @@ Value Interpreter::eval_getitem(const ast::Getitem& node, Scope* scope) {
 
 ValueList Interpreter::iterate(const Value& iterable) {
   switch (iterable.kind()) {
-    case Value::Kind::kUndefined:
-      return {};
+    case Value::Kind::kUndefined: return {};
     case Value::Kind::kList:
-    case Value::Kind::kTuple:
-      return iterable.items();
+    case Value::Kind::kTuple: return iterable.items();
     case Value::Kind::kDict: {
       ValueList keys;
       keys.reserve(iterable.as_dict().size());
@@ -209,8 +204,7 @@ ValueList Interpreter::iterate(const Value& iterable) {
         return items;
       }
       break;
-    default:
-      break;
+    default: break;
   }
   raise(ErrorType::kTypeError, "'{}' object is not iterable", type_name(iterable));
 }

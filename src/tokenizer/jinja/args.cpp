@@ -5,12 +5,12 @@
 
 namespace kiln::jinja {
 
-BoundArgs::BoundArgs(std::string_view function, const CallArgs& args,
-                     std::initializer_list<std::string_view> params, size_t required)
+BoundArgs::BoundArgs(std::string_view function, const CallArgs& args, std::initializer_list<std::string_view> params,
+                     size_t required)
     : function_(function), names_(params), slots_(params.size(), nullptr) {
   if (args.positional.size() > names_.size()) {
-    raise(ErrorType::kTypeError, "{}() takes at most {} argument{} ({} given)", function_,
-          names_.size(), names_.size() == 1 ? "" : "s", args.positional.size());
+    raise(ErrorType::kTypeError, "{}() takes at most {} argument{} ({} given)", function_, names_.size(),
+          names_.size() == 1 ? "" : "s", args.positional.size());
   }
   for (size_t i = 0; i < args.positional.size(); ++i) slots_[i] = &args.positional[i];
   for (const auto& [name, value] : args.keyword) {
@@ -26,8 +26,7 @@ BoundArgs::BoundArgs(std::string_view function, const CallArgs& args,
   }
   for (size_t i = 0; i < required; ++i) {
     if (slots_[i] == nullptr) {
-      raise(ErrorType::kTypeError, "{}() missing required argument '{}' (pos {})", function_,
-            names_[i], i + 1);
+      raise(ErrorType::kTypeError, "{}() missing required argument '{}' (pos {})", function_, names_[i], i + 1);
     }
   }
 }
@@ -42,9 +41,7 @@ int64_t BoundArgs::get_int(size_t i, int64_t fallback) const {
   return v.as_int();
 }
 
-bool BoundArgs::get_bool(size_t i, bool fallback) const {
-  return has(i) ? truthy(*slots_[i]) : fallback;
-}
+bool BoundArgs::get_bool(size_t i, bool fallback) const { return has(i) ? truthy(*slots_[i]) : fallback; }
 
 std::string BoundArgs::get_string(size_t i, std::string fallback) const {
   if (!has(i)) return fallback;

@@ -14,8 +14,8 @@ namespace kiln::jinja {
 class BoundArgs {
  public:
   // `params` in order; the first `required` must be given.
-  BoundArgs(std::string_view function, const CallArgs& args,
-            std::initializer_list<std::string_view> params, size_t required = 0);
+  BoundArgs(std::string_view function, const CallArgs& args, std::initializer_list<std::string_view> params,
+            size_t required = 0);
 
   bool has(size_t i) const { return slots_[i] != nullptr; }
   const Value& operator[](size_t i) const { return *slots_[i]; }

@@ -19,8 +19,26 @@ struct TestEntry;
 namespace ast {
 
 enum class ExprKind : uint8_t {
-  kConst, kName, kGetattr, kGetitem, kSlice, kCall, kFilter, kTest, kUnary, kBinary,
-  kAnd, kOr, kNot, kCompare, kConcat, kCondExpr, kList, kTuple, kDict, kNsRef,
+  kConst,
+  kName,
+  kGetattr,
+  kGetitem,
+  kSlice,
+  kCall,
+  kFilter,
+  kTest,
+  kUnary,
+  kBinary,
+  kAnd,
+  kOr,
+  kNot,
+  kCompare,
+  kConcat,
+  kCondExpr,
+  kList,
+  kTuple,
+  kDict,
+  kNsRef,
 };
 
 struct Expr {
@@ -91,8 +109,7 @@ struct Filter : Expr {
 };
 
 struct Test : Expr {
-  Test(uint32_t o, ExprPtr op, std::string n)
-      : Expr(ExprKind::kTest, o), operand(std::move(op)), name(std::move(n)) {}
+  Test(uint32_t o, ExprPtr op, std::string n) : Expr(ExprKind::kTest, o), operand(std::move(op)), name(std::move(n)) {}
   ExprPtr operand;
   std::string name;
   Arguments args;
@@ -116,8 +133,7 @@ struct Binary : Expr {
 
 // `and` / `or` (kind kAnd or kOr), short-circuiting and returning an operand as Python does.
 struct Logical : Expr {
-  Logical(ExprKind k, uint32_t o, ExprPtr l, ExprPtr r)
-      : Expr(k, o), left(std::move(l)), right(std::move(r)) {}
+  Logical(ExprKind k, uint32_t o, ExprPtr l, ExprPtr r) : Expr(k, o), left(std::move(l)), right(std::move(r)) {}
   ExprPtr left, right;
 };
 
@@ -140,8 +156,7 @@ struct Concat : Expr {
 
 struct CondExpr : Expr {
   CondExpr(uint32_t o, ExprPtr t, ExprPtr a, ExprPtr b)
-      : Expr(ExprKind::kCondExpr, o), test(std::move(t)), then(std::move(a)),
-        otherwise(std::move(b)) {}
+      : Expr(ExprKind::kCondExpr, o), test(std::move(t)), then(std::move(a)), otherwise(std::move(b)) {}
   ExprPtr test, then, otherwise;  // otherwise may be null
 };
 
@@ -164,8 +179,18 @@ struct NsRef : Expr {
 };
 
 enum class StmtKind : uint8_t {
-  kOutput, kIf, kFor, kAssign, kAssignBlock, kMacro, kCallBlock, kFilterBlock, kWith,
-  kBreak, kContinue, kScope,
+  kOutput,
+  kIf,
+  kFor,
+  kAssign,
+  kAssignBlock,
+  kMacro,
+  kCallBlock,
+  kFilterBlock,
+  kWith,
+  kBreak,
+  kContinue,
+  kScope,
 };
 
 struct Stmt {

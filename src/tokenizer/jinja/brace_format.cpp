@@ -122,8 +122,7 @@ std::string format_float(double v, const Spec& spec) {
   }
   if (spec.grouping != 0) {
     const size_t end = body.find_first_not_of("0123456789");
-    body = group_digits(body.substr(0, end), spec.grouping, 3) +
-           (end == std::string::npos ? "" : body.substr(end));
+    body = group_digits(body.substr(0, end), spec.grouping, 3) + (end == std::string::npos ? "" : body.substr(end));
   }
   const std::string sign = sign_of(negative, spec.sign);
   return apply_padding(sign + body, spec, '>', sign.size());
@@ -131,8 +130,7 @@ std::string format_float(double v, const Spec& spec) {
 
 std::string format_int(int64_t v, const Spec& spec) {
   const char type = spec.type == 0 ? 'd' : spec.type;
-  if (type == 'e' || type == 'E' || type == 'f' || type == 'F' || type == 'g' || type == 'G' ||
-      type == '%') {
+  if (type == 'e' || type == 'E' || type == 'f' || type == 'F' || type == 'g' || type == 'G' || type == '%') {
     return format_float(static_cast<double>(v), spec);
   }
   if (spec.precision >= 0) raise(ErrorType::kValueError, "Precision not allowed in integer format specifier");
@@ -141,10 +139,11 @@ std::string format_int(int64_t v, const Spec& spec) {
   std::string prefix;
   switch (type) {
     case 'd':
-    case 'n':
-      digits = std::to_string(m);
-      break;
-    case 'b': case 'o': case 'x': case 'X': {
+    case 'n': digits = std::to_string(m); break;
+    case 'b':
+    case 'o':
+    case 'x':
+    case 'X': {
       const int base = type == 'b' ? 2 : type == 'o' ? 8 : 16;
       const char* set = type == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
       for (uint64_t k = m; k > 0; k /= static_cast<uint64_t>(base)) {
@@ -163,8 +162,7 @@ std::string format_int(int64_t v, const Spec& spec) {
       append_utf8(out, static_cast<char32_t>(v));
       return apply_padding(out, spec, '<', 0);
     }
-    default:
-      raise(ErrorType::kValueError, "Unknown format code '{}' for object of type 'int'", type);
+    default: raise(ErrorType::kValueError, "Unknown format code '{}' for object of type 'int'", type);
   }
   if (spec.grouping != 0) {
     digits = group_digits(digits, spec.grouping, (type == 'd' || type == 'n') ? 3 : 4);
@@ -289,11 +287,13 @@ class BraceFormatter {
     if (first.empty() || first.find_first_not_of("0123456789") == std::string_view::npos) {
       size_t index;
       if (first.empty()) {
-        if (manual_) raise(ErrorType::kValueError, "cannot switch from manual field specification to automatic field numbering");
+        if (manual_)
+          raise(ErrorType::kValueError, "cannot switch from manual field specification to automatic field numbering");
         automatic_ = true;
         index = next_index_++;
       } else {
-        if (automatic_) raise(ErrorType::kValueError, "cannot switch from automatic field numbering to manual field specification");
+        if (automatic_)
+          raise(ErrorType::kValueError, "cannot switch from automatic field numbering to manual field specification");
         manual_ = true;
         index = std::stoul(std::string(first));
       }
@@ -322,8 +322,8 @@ class BraceFormatter {
         if (close == std::string_view::npos) raise(ErrorType::kValueError, "Missing ']' in format string");
         const std::string_view key = name.substr(i + 1, close - i - 1);
         const bool numeric = !key.empty() && key.find_first_not_of("0123456789") == std::string_view::npos;
-        obj = interp_.getitem(obj, numeric ? Value::integer(std::stoll(std::string(key)))
-                                           : Value::string(std::string(key)));
+        obj = interp_.getitem(obj,
+                              numeric ? Value::integer(std::stoll(std::string(key))) : Value::string(std::string(key)));
         i = close + 1;
       } else {
         raise(ErrorType::kValueError, "Only '.' or '[' may follow ']' in format field specifier");

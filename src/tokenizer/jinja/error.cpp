@@ -26,25 +26,20 @@ std::string_view error_type_name(ErrorType type) {
 
 namespace {
 
-std::string compose(ErrorType type, const std::string& detail, const std::string& source_name,
-                    int line, int column) {
-  const std::string where = line > 0 ? fmt::format("{}:{}:{}", source_name, line, column)
-                                     : source_name;
+std::string compose(ErrorType type, const std::string& detail, const std::string& source_name, int line, int column) {
+  const std::string where = line > 0 ? fmt::format("{}:{}:{}", source_name, line, column) : source_name;
   return fmt::format("{}: {}: {}", where, error_type_name(type), detail);
 }
 
 }  // namespace
 
-TemplateError::TemplateError(ErrorType type, std::string detail, std::string source_name,
-                             int line, int column)
+TemplateError::TemplateError(ErrorType type, std::string detail, std::string source_name, int line, int column)
     : Error(ErrorKind::kInvalidInput, compose(type, detail, source_name, line, column)),
       type_(type),
       detail_(std::move(detail)),
       line_(line),
       column_(column) {}
 
-std::string TemplateError::python_message() const {
-  return fmt::format("{}: {}", error_type_name(type_), detail_);
-}
+std::string TemplateError::python_message() const { return fmt::format("{}: {}", error_type_name(type_), detail_); }
 
 }  // namespace kiln::jinja

@@ -19,10 +19,10 @@ namespace kiln::jinja {
 enum class ErrorType : uint8_t {
   kTemplateSyntaxError,
   kTemplateAssertionError,
-  kTemplateError,         // raise_exception(msg) from the template itself
+  kTemplateError,  // raise_exception(msg) from the template itself
   kTemplateRuntimeError,
   kUndefinedError,
-  kSecurityError,         // the sandbox refused (e.g. list.append)
+  kSecurityError,  // the sandbox refused (e.g. list.append)
   kTypeError,
   kValueError,
   kZeroDivisionError,
@@ -31,7 +31,7 @@ enum class ErrorType : uint8_t {
   kIndexError,
   kFilterArgumentError,
   kRecursionError,
-  kLimitError,            // kiln's own bounds: output size, steps, integer range
+  kLimitError,  // kiln's own bounds: output size, steps, integer range
 };
 
 std::string_view error_type_name(ErrorType type);

@@ -1,7 +1,7 @@
 // Expression evaluation. The innermost node an error passes through stamps its offset on it,
 // so a runtime error names the line and column of the expression that failed.
-#include "tokenizer/jinja/interpreter.hpp"
 #include "tokenizer/jinja/filters.hpp"
+#include "tokenizer/jinja/interpreter.hpp"
 #include "tokenizer/jinja/operators.hpp"
 #include "tokenizer/jinja/python_repr.hpp"
 #include "tokenizer/jinja/tests.hpp"
@@ -22,26 +22,20 @@ Value Interpreter::eval(const ast::Expr& expr, Scope* scope) {
 Value Interpreter::eval_inner(const ast::Expr& expr, Scope* scope) {
   using ast::ExprKind;
   switch (expr.kind) {
-    case ExprKind::kConst:
-      return static_cast<const ast::Const&>(expr).value;
-    case ExprKind::kName:
-      return eval_name(static_cast<const ast::Name&>(expr), scope);
+    case ExprKind::kConst: return static_cast<const ast::Const&>(expr).value;
+    case ExprKind::kName: return eval_name(static_cast<const ast::Name&>(expr), scope);
     case ExprKind::kGetattr: {
       const auto& node = static_cast<const ast::Getattr&>(expr);
       return getattr(eval(*node.object, scope), node.attribute);
     }
-    case ExprKind::kGetitem:
-      return eval_getitem(static_cast<const ast::Getitem&>(expr), scope);
+    case ExprKind::kGetitem: return eval_getitem(static_cast<const ast::Getitem&>(expr), scope);
     case ExprKind::kSlice:
       // A slice inside a tuple subscript (x[1:2, 3]): Python's lookup fails and Jinja2
       // turns the failure into an undefined value.
       return Value::undefined("slices inside a tuple subscript are not supported");
-    case ExprKind::kCall:
-      return eval_call(static_cast<const ast::Call&>(expr), scope);
-    case ExprKind::kFilter:
-      return eval_filter(static_cast<const ast::Filter&>(expr), scope);
-    case ExprKind::kTest:
-      return eval_test(static_cast<const ast::Test&>(expr), scope);
+    case ExprKind::kCall: return eval_call(static_cast<const ast::Call&>(expr), scope);
+    case ExprKind::kFilter: return eval_filter(static_cast<const ast::Filter&>(expr), scope);
+    case ExprKind::kTest: return eval_test(static_cast<const ast::Test&>(expr), scope);
     case ExprKind::kUnary: {
       const auto& node = static_cast<const ast::Unary&>(expr);
       return unary_op(node.op, eval(*node.operand, scope));
@@ -58,27 +52,20 @@ Value Interpreter::eval_inner(const ast::Expr& expr, Scope* scope) {
       if (truthy(left) == (expr.kind == ExprKind::kOr)) return left;
       return eval(*node.right, scope);
     }
-    case ExprKind::kNot:
-      return Value::boolean(!truthy(eval(*static_cast<const ast::Not&>(expr).operand, scope)));
-    case ExprKind::kCompare:
-      return eval_compare(static_cast<const ast::Compare&>(expr), scope);
-    case ExprKind::kConcat:
-      return eval_concat(static_cast<const ast::Concat&>(expr), scope);
-    case ExprKind::kCondExpr:
-      return eval_cond(static_cast<const ast::CondExpr&>(expr), scope);
+    case ExprKind::kNot: return Value::boolean(!truthy(eval(*static_cast<const ast::Not&>(expr).operand, scope)));
+    case ExprKind::kCompare: return eval_compare(static_cast<const ast::Compare&>(expr), scope);
+    case ExprKind::kConcat: return eval_concat(static_cast<const ast::Concat&>(expr), scope);
+    case ExprKind::kCondExpr: return eval_cond(static_cast<const ast::CondExpr&>(expr), scope);
     case ExprKind::kList:
     case ExprKind::kTuple: {
       const auto& node = static_cast<const ast::Sequence&>(expr);
       ValueList items;
       items.reserve(node.items.size());
       for (const auto& item : node.items) items.push_back(eval(*item, scope));
-      return expr.kind == ExprKind::kList ? Value::list(std::move(items))
-                                          : Value::tuple(std::move(items));
+      return expr.kind == ExprKind::kList ? Value::list(std::move(items)) : Value::tuple(std::move(items));
     }
-    case ExprKind::kDict:
-      return eval_dict(static_cast<const ast::DictLiteral&>(expr), scope);
-    case ExprKind::kNsRef:
-      break;
+    case ExprKind::kDict: return eval_dict(static_cast<const ast::DictLiteral&>(expr), scope);
+    case ExprKind::kNsRef: break;
   }
   raise(ErrorType::kTemplateSyntaxError, "a namespace reference can only be assigned to");
 }
@@ -170,9 +157,10 @@ Value Interpreter::eval_concat(const ast::Concat& node, Scope* scope) {
 Value Interpreter::eval_cond(const ast::CondExpr& node, Scope* scope) {
   if (truthy(eval(*node.test, scope))) return eval(*node.then, scope);
   if (node.otherwise != nullptr) return eval(*node.otherwise, scope);
-  return Value::undefined(fmt::format("the inline if-expression on line {} evaluated to false and "
-                                      "no else section was defined.",
-                                      line_of(node.offset)));
+  return Value::undefined(
+      fmt::format("the inline if-expression on line {} evaluated to false and "
+                  "no else section was defined.",
+                  line_of(node.offset)));
 }
 
 Value Interpreter::eval_dict(const ast::DictLiteral& node, Scope* scope) {

@@ -118,8 +118,7 @@ Value f_replace(Interpreter& interp, const Value& v, CallArgs& args) {
 
 Value f_format(Interpreter& interp, const Value& v, CallArgs& args) {
   if (!args.positional.empty() && !args.keyword.empty()) {
-    raise(ErrorType::kFilterArgumentError,
-          "can't handle positional and keyword arguments at the same time");
+    raise(ErrorType::kFilterArgumentError, "can't handle positional and keyword arguments at the same time");
   }
   Value format_args;
   if (!args.keyword.empty()) {
@@ -240,7 +239,8 @@ std::optional<double> parse_python_float(const std::string& text) {
   const char* begin = clean.data() + (clean[0] == '+' ? 1 : 0);
   auto [ptr, ec] = std::from_chars(begin, clean.data() + clean.size(), value);
   if (ptr != clean.data() + clean.size()) return std::nullopt;
-  if (ec == std::errc::result_out_of_range) return lower.find("e-") != std::string::npos ? 0.0 : (negative ? -HUGE_VAL : HUGE_VAL);
+  if (ec == std::errc::result_out_of_range)
+    return lower.find("e-") != std::string::npos ? 0.0 : (negative ? -HUGE_VAL : HUGE_VAL);
   if (ec != std::errc()) return std::nullopt;
   return value;
 }
@@ -326,7 +326,8 @@ Value f_abs(Interpreter&, const Value& v, CallArgs& args) {
   if (v.is_undefined()) raise_undefined(v);
   if (v.is_float()) return Value::number(std::fabs(v.as_float()));
   if (v.is_integral()) {
-    if (v.as_int() == INT64_MIN) raise(ErrorType::kLimitError, "abs({}) does not fit kiln's 64-bit integers", v.as_int());
+    if (v.as_int() == INT64_MIN)
+      raise(ErrorType::kLimitError, "abs({}) does not fit kiln's 64-bit integers", v.as_int());
     return Value::integer(v.as_int() < 0 ? -v.as_int() : v.as_int());
   }
   raise(ErrorType::kTypeError, "bad operand type for abs(): '{}'", type_name(v));
@@ -378,7 +379,8 @@ Value f_tojson(Interpreter& interp, const Value& v, CallArgs& args) {
     if (indent.is_string()) {
       options.indent = indent.as_string();
     } else if (indent.is_integral()) {
-      options.indent = std::string(static_cast<size_t>(std::max<int64_t>(0, std::min<int64_t>(indent.as_int(), 1024))), ' ');
+      options.indent =
+          std::string(static_cast<size_t>(std::max<int64_t>(0, std::min<int64_t>(indent.as_int(), 1024))), ' ');
     } else {
       raise(ErrorType::kTypeError, "can't multiply sequence by non-int of type '{}'", type_name(indent));
     }
@@ -405,20 +407,36 @@ Value f_attr(Interpreter& interp, const Value& v, CallArgs& args) {
   } else if (auto method = find_method(v, name)) {
     return *method;
   }
-  return Value::undefined(fmt::format("{} has no attribute {}", repr_string(type_name(v) + " object"),
-                                      repr_string(name)));
+  return Value::undefined(
+      fmt::format("{} has no attribute {}", repr_string(type_name(v) + " object"), repr_string(name)));
 }
 
 const std::unordered_map<std::string_view, FilterFn>& scalar_filters() {
   static const std::unordered_map<std::string_view, FilterFn> kFilters = {
-      {"abs", f_abs},           {"attr", f_attr},         {"capitalize", f_capitalize},
-      {"center", f_center},     {"d", f_default},         {"default", f_default},
-      {"e", f_escape},          {"escape", f_escape},     {"float", f_float},
-      {"forceescape", f_forceescape}, {"format", f_format}, {"indent", f_indent},
-      {"int", f_int},           {"lower", f_lower},       {"replace", f_replace},
-      {"round", f_round},       {"safe", f_safe},         {"string", f_string},
-      {"title", f_title},       {"tojson", f_tojson},     {"trim", f_trim},
-      {"truncate", f_truncate}, {"upper", f_upper},       {"wordcount", f_wordcount},
+      {"abs", f_abs},
+      {"attr", f_attr},
+      {"capitalize", f_capitalize},
+      {"center", f_center},
+      {"d", f_default},
+      {"default", f_default},
+      {"e", f_escape},
+      {"escape", f_escape},
+      {"float", f_float},
+      {"forceescape", f_forceescape},
+      {"format", f_format},
+      {"indent", f_indent},
+      {"int", f_int},
+      {"lower", f_lower},
+      {"replace", f_replace},
+      {"round", f_round},
+      {"safe", f_safe},
+      {"string", f_string},
+      {"title", f_title},
+      {"tojson", f_tojson},
+      {"trim", f_trim},
+      {"truncate", f_truncate},
+      {"upper", f_upper},
+      {"wordcount", f_wordcount},
   };
   return kFilters;
 }

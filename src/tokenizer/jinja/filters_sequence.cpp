@@ -44,9 +44,8 @@ ValueList split_parts(const std::string& attribute) {
 }
 
 // jinja2.filters.make_attrgetter: "a.b.0" looks up a, then b, then item 0.
-std::function<Value(Interpreter&, const Value&)> attribute_getter(const Value& attribute,
-                                                                 bool ignore_case,
-                                                                 std::optional<Value> fallback = {}) {
+std::function<Value(Interpreter&, const Value&)> attribute_getter(const Value& attribute, bool ignore_case,
+                                                                  std::optional<Value> fallback = {}) {
   std::vector<Value> parts;
   if (attribute.is_string()) {
     for (const Value& part : split_parts(attribute.as_string())) parts.push_back(part);
@@ -65,8 +64,7 @@ std::function<Value(Interpreter&, const Value&)> attribute_getter(const Value& a
 }
 
 // make_multi_attrgetter: "age,name" gives a list key of both attributes.
-std::function<Value(Interpreter&, const Value&)> multi_attribute_getter(const Value& attribute,
-                                                                       bool ignore_case) {
+std::function<Value(Interpreter&, const Value&)> multi_attribute_getter(const Value& attribute, bool ignore_case) {
   std::vector<std::function<Value(Interpreter&, const Value&)>> getters;
   if (attribute.is_string()) {
     size_t start = 0;
@@ -74,8 +72,7 @@ std::function<Value(Interpreter&, const Value&)> multi_attribute_getter(const Va
     while (true) {
       const size_t comma = text.find(',', start);
       getters.push_back(attribute_getter(
-          Value::string(text.substr(start, comma == std::string::npos ? comma : comma - start)),
-          ignore_case));
+          Value::string(text.substr(start, comma == std::string::npos ? comma : comma - start)), ignore_case));
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
@@ -121,9 +118,8 @@ Value f_join(Interpreter& interp, const Value& v, CallArgs& args) {
   const std::string separator = a.has(0) ? python_str(a[0]) : "";
   ValueList items = interp.iterate(v);
   std::string out;
-  const auto getter = a.has(1) && !a[1].is_none()
-                          ? attribute_getter(a[1], false)
-                          : std::function<Value(Interpreter&, const Value&)>();
+  const auto getter =
+      a.has(1) && !a[1].is_none() ? attribute_getter(a[1], false) : std::function<Value(Interpreter&, const Value&)>();
   for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += separator;
     append_str(out, getter ? getter(interp, items[i]) : items[i]);
@@ -139,13 +135,13 @@ Value f_list(Interpreter& interp, const Value& v, CallArgs& args) {
 
 Value reverse_iterator(std::string type, ValueList items) {
   auto state = std::make_shared<ValueList>(std::move(items));
-  return Value::object(std::make_shared<LazyIterator>(
-      type, fmt::format("<{} object>", type), [state](Interpreter&) -> std::optional<Value> {
-        if (state->empty()) return std::nullopt;
-        Value v = std::move(state->back());
-        state->pop_back();
-        return v;
-      }));
+  return Value::object(std::make_shared<LazyIterator>(type, fmt::format("<{} object>", type),
+                                                      [state](Interpreter&) -> std::optional<Value> {
+                                                        if (state->empty()) return std::nullopt;
+                                                        Value v = std::move(state->back());
+                                                        state->pop_back();
+                                                        return v;
+                                                      }));
 }
 
 Value f_reverse(Interpreter& interp, const Value& v, CallArgs& args) {
@@ -243,58 +239,65 @@ Value f_sum(Interpreter& interp, const Value& v, CallArgs& args) {
 }
 
 // select / reject / selectattr / rejectattr (jinja2.filters.select_or_reject).
-Value select_or_reject(const Value& v, CallArgs args, bool select, bool lookup_attr,
-                       const char* name) {
+Value select_or_reject(const Value& v, CallArgs args, bool select, bool lookup_attr, const char* name) {
   auto state = std::make_shared<GeneratorState>();
   std::function<bool(Interpreter&, const Value&)> predicate;
-  return make_generator(name, [state, v, args = std::move(args), select, lookup_attr,
-                               predicate](Interpreter& interp) mutable -> std::optional<Value> {
-    if (!state->started) {
-      state->started = true;
-      if (!truthy(v)) return std::nullopt;
-      size_t offset = 0;
-      std::function<Value(Interpreter&, const Value&)> transform;
-      if (lookup_attr) {
-        if (args.positional.empty()) {
-          raise(ErrorType::kFilterArgumentError, "Missing parameter for attribute name");
-        }
-        transform = attribute_getter(args.positional[0], false);
-        offset = 1;
-      }
-      if (args.positional.size() > offset) {
-        const std::string test = python_str(args.positional[offset]);
-        CallArgs test_args;
-        test_args.positional.assign(args.positional.begin() + static_cast<long>(offset) + 1,
-                                    args.positional.end());
-        test_args.keyword = args.keyword;
-        predicate = [test, test_args, transform](Interpreter& in, const Value& item) {
-          return in.apply_test(test, transform ? transform(in, item) : item, test_args);
-        };
-      } else {
-        predicate = [transform](Interpreter& in, const Value& item) {
-          return truthy(transform ? transform(in, item) : item);
-        };
-      }
-      state->items = interp.iterate(v);
-    }
-    while (state->pos < state->items.size()) {
-      const Value& item = state->items[state->pos++];
-      if (predicate(interp, item) == select) return item;
-    }
-    return std::nullopt;
-  });
+  return make_generator(name,
+                        [state, v, args = std::move(args), select, lookup_attr,
+                         predicate](Interpreter& interp) mutable -> std::optional<Value> {
+                          if (!state->started) {
+                            state->started = true;
+                            if (!truthy(v)) return std::nullopt;
+                            size_t offset = 0;
+                            std::function<Value(Interpreter&, const Value&)> transform;
+                            if (lookup_attr) {
+                              if (args.positional.empty()) {
+                                raise(ErrorType::kFilterArgumentError, "Missing parameter for attribute name");
+                              }
+                              transform = attribute_getter(args.positional[0], false);
+                              offset = 1;
+                            }
+                            if (args.positional.size() > offset) {
+                              const std::string test = python_str(args.positional[offset]);
+                              CallArgs test_args;
+                              test_args.positional.assign(args.positional.begin() + static_cast<long>(offset) + 1,
+                                                          args.positional.end());
+                              test_args.keyword = args.keyword;
+                              predicate = [test, test_args, transform](Interpreter& in, const Value& item) {
+                                return in.apply_test(test, transform ? transform(in, item) : item, test_args);
+                              };
+                            } else {
+                              predicate = [transform](Interpreter& in, const Value& item) {
+                                return truthy(transform ? transform(in, item) : item);
+                              };
+                            }
+                            state->items = interp.iterate(v);
+                          }
+                          while (state->pos < state->items.size()) {
+                            const Value& item = state->items[state->pos++];
+                            if (predicate(interp, item) == select) return item;
+                          }
+                          return std::nullopt;
+                        });
 }
 
-Value f_select(Interpreter&, const Value& v, CallArgs& args) { return select_or_reject(v, args, true, false, "select_or_reject"); }
-Value f_reject(Interpreter&, const Value& v, CallArgs& args) { return select_or_reject(v, args, false, false, "select_or_reject"); }
-Value f_selectattr(Interpreter&, const Value& v, CallArgs& args) { return select_or_reject(v, args, true, true, "select_or_reject"); }
-Value f_rejectattr(Interpreter&, const Value& v, CallArgs& args) { return select_or_reject(v, args, false, true, "select_or_reject"); }
+Value f_select(Interpreter&, const Value& v, CallArgs& args) {
+  return select_or_reject(v, args, true, false, "select_or_reject");
+}
+Value f_reject(Interpreter&, const Value& v, CallArgs& args) {
+  return select_or_reject(v, args, false, false, "select_or_reject");
+}
+Value f_selectattr(Interpreter&, const Value& v, CallArgs& args) {
+  return select_or_reject(v, args, true, true, "select_or_reject");
+}
+Value f_rejectattr(Interpreter&, const Value& v, CallArgs& args) {
+  return select_or_reject(v, args, false, true, "select_or_reject");
+}
 
 Value f_map(Interpreter&, const Value& v, CallArgs& args) {
   auto state = std::make_shared<GeneratorState>();
   std::function<Value(Interpreter&, const Value&)> fn;
-  return make_generator("sync_do_map", [state, v, args, fn](Interpreter& interp) mutable
-                                           -> std::optional<Value> {
+  return make_generator("sync_do_map", [state, v, args, fn](Interpreter& interp) mutable -> std::optional<Value> {
     if (!state->started) {
       state->started = true;
       if (!truthy(v)) return std::nullopt;
@@ -334,8 +337,7 @@ Value f_unique(Interpreter&, const Value& v, CallArgs& args) {
   const auto key_of = attribute_getter(a.get(1, Value::none()), !a.get_bool(0, false));
   auto state = std::make_shared<GeneratorState>();
   auto seen = std::make_shared<std::unordered_set<std::string>>();
-  return make_generator("sync_do_unique", [state, seen, v, key_of](Interpreter& interp)
-                                              -> std::optional<Value> {
+  return make_generator("sync_do_unique", [state, seen, v, key_of](Interpreter& interp) -> std::optional<Value> {
     if (!state->started) {
       state->started = true;
       state->items = interp.iterate(v);
@@ -371,8 +373,7 @@ Value f_batch(Interpreter&, const Value& v, CallArgs& args) {
   const int64_t linecount = a.get_int(0, 0);
   const std::optional<Value> fill = a.has(1) && !a[1].is_none() ? std::optional<Value>(a[1]) : std::nullopt;
   auto state = std::make_shared<GeneratorState>();
-  return make_generator("do_batch", [state, v, linecount, fill](Interpreter& interp)
-                                        -> std::optional<Value> {
+  return make_generator("do_batch", [state, v, linecount, fill](Interpreter& interp) -> std::optional<Value> {
     if (!state->started) {
       state->started = true;
       ValueList batch;
@@ -398,8 +399,7 @@ Value f_slice(Interpreter&, const Value& v, CallArgs& args) {
   const int64_t slices = a.get_int(0, 0);
   const std::optional<Value> fill = a.has(1) && !a[1].is_none() ? std::optional<Value>(a[1]) : std::nullopt;
   auto state = std::make_shared<GeneratorState>();
-  return make_generator("sync_do_slice", [state, v, slices, fill](Interpreter& interp)
-                                             -> std::optional<Value> {
+  return make_generator("sync_do_slice", [state, v, slices, fill](Interpreter& interp) -> std::optional<Value> {
     if (!state->started) {
       state->started = true;
       const ValueList seq = interp.iterate(v);
@@ -427,13 +427,27 @@ Value f_slice(Interpreter&, const Value& v, CallArgs& args) {
 
 const std::unordered_map<std::string_view, FilterFn>& sequence_filters() {
   static const std::unordered_map<std::string_view, FilterFn> kFilters = {
-      {"length", f_length},   {"count", f_length},       {"first", f_first},
-      {"last", f_last},       {"join", f_join},          {"list", f_list},
-      {"reverse", f_reverse}, {"sort", f_sort},          {"dictsort", f_dictsort},
-      {"min", f_min},         {"max", f_max},            {"sum", f_sum},
-      {"select", f_select},   {"reject", f_reject},      {"selectattr", f_selectattr},
-      {"rejectattr", f_rejectattr}, {"map", f_map},      {"unique", f_unique},
-      {"items", f_items},     {"batch", f_batch},        {"slice", f_slice},
+      {"length", f_length},
+      {"count", f_length},
+      {"first", f_first},
+      {"last", f_last},
+      {"join", f_join},
+      {"list", f_list},
+      {"reverse", f_reverse},
+      {"sort", f_sort},
+      {"dictsort", f_dictsort},
+      {"min", f_min},
+      {"max", f_max},
+      {"sum", f_sum},
+      {"select", f_select},
+      {"reject", f_reject},
+      {"selectattr", f_selectattr},
+      {"rejectattr", f_rejectattr},
+      {"map", f_map},
+      {"unique", f_unique},
+      {"items", f_items},
+      {"batch", f_batch},
+      {"slice", f_slice},
   };
   return kFilters;
 }

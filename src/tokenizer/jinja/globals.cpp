@@ -27,13 +27,11 @@ Value range_fn(Interpreter&, CallArgs& args) {
   }
   const int64_t start = bounds[0], stop = bounds[1], step = bounds[2];
   if (step == 0) raise(ErrorType::kValueError, "range() arg 3 must not be zero");
-  const __int128 span = step > 0 ? static_cast<__int128>(stop) - start
-                                  : static_cast<__int128>(start) - stop;
+  const __int128 span = step > 0 ? static_cast<__int128>(stop) - start : static_cast<__int128>(start) - stop;
   const __int128 stride = step > 0 ? static_cast<__int128>(step) : -static_cast<__int128>(step);
   const __int128 count = span <= 0 ? 0 : (span - 1) / stride + 1;
   if (count > kMaxRange) {
-    raise(ErrorType::kOverflowError,
-          "Range too big. The sandbox blocks ranges larger than MAX_RANGE ({}).", kMaxRange);
+    raise(ErrorType::kOverflowError, "Range too big. The sandbox blocks ranges larger than MAX_RANGE ({}).", kMaxRange);
   }
   ValueList items;
   for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) items.push_back(Value::integer(start + i * step));
@@ -55,13 +53,12 @@ Dict build_dict(Interpreter& interp, const CallArgs& args, std::string_view name
       for (size_t i = 0; i < elements.size(); ++i) {
         const Value& e = elements[i];
         if (!(e.is_sequence() || e.is_string() || e.is_dict())) {
-          raise(ErrorType::kTypeError,
-                "cannot convert dictionary update sequence element #{} to a sequence", i);
+          raise(ErrorType::kTypeError, "cannot convert dictionary update sequence element #{} to a sequence", i);
         }
         ValueList pair = interp.iterate(e);
         if (pair.size() != 2) {
-          raise(ErrorType::kValueError,
-                "dictionary update sequence element #{} has length {}; 2 is required", i, pair.size());
+          raise(ErrorType::kValueError, "dictionary update sequence element #{} has length {}; 2 is required", i,
+                pair.size());
         }
         out.set(std::move(pair[0]), std::move(pair[1]));
       }
@@ -93,21 +90,21 @@ class Cycler : public Object {
     if (name == "current") return items_[pos_];
     auto self = std::static_pointer_cast<Cycler>(shared_from_this());
     if (name == "next") {
-      return Value::object(std::make_shared<NativeFunction>(
-          "method", "<bound method Cycler.next>", [self](Interpreter&, CallArgs& args) {
-            BoundArgs a("next", args, {});
-            Value out = self->items_[self->pos_];
-            self->pos_ = (self->pos_ + 1) % self->items_.size();
-            return out;
-          }));
+      return Value::object(std::make_shared<NativeFunction>("method", "<bound method Cycler.next>",
+                                                            [self](Interpreter&, CallArgs& args) {
+                                                              BoundArgs a("next", args, {});
+                                                              Value out = self->items_[self->pos_];
+                                                              self->pos_ = (self->pos_ + 1) % self->items_.size();
+                                                              return out;
+                                                            }));
     }
     if (name == "reset") {
-      return Value::object(std::make_shared<NativeFunction>(
-          "method", "<bound method Cycler.reset>", [self](Interpreter&, CallArgs& args) {
-            BoundArgs a("reset", args, {});
-            self->pos_ = 0;
-            return Value::none();
-          }));
+      return Value::object(std::make_shared<NativeFunction>("method", "<bound method Cycler.reset>",
+                                                            [self](Interpreter&, CallArgs& args) {
+                                                              BoundArgs a("reset", args, {});
+                                                              self->pos_ = 0;
+                                                              return Value::none();
+                                                            }));
     }
     if (name == "items") return Value::tuple(items_);
     return std::nullopt;
@@ -192,7 +189,8 @@ void install_globals(Scope& scope) {
   scope.set("namespace", type_object("jinja2.utils.Namespace", namespace_fn));
   scope.set("cycler", type_object("jinja2.utils.Cycler", [](Interpreter&, CallArgs& args) {
               if (!args.keyword.empty()) raise(ErrorType::kTypeError, "Cycler() takes no keyword arguments");
-              if (args.positional.empty()) raise(ErrorType::kTemplateRuntimeError, "at least one item has to be provided");
+              if (args.positional.empty())
+                raise(ErrorType::kTemplateRuntimeError, "at least one item has to be provided");
               return Value::object(std::make_shared<Cycler>(args.positional));
             }));
   scope.set("joiner", type_object("jinja2.utils.Joiner", [](Interpreter&, CallArgs& args) {

@@ -31,8 +31,7 @@ void Scope::set(std::string_view name, Value value) {
   vars_.emplace_back(std::string(name), std::move(value));
 }
 
-Interpreter::Interpreter(std::string_view source, const RenderLimits& limits,
-                         LocalTimeSource local_time)
+Interpreter::Interpreter(std::string_view source, const RenderLimits& limits, LocalTimeSource local_time)
     : source_(source), limits_(limits), local_time_(std::move(local_time)) {}
 
 Interpreter::~Interpreter() {
@@ -64,8 +63,7 @@ std::shared_ptr<Namespace> Interpreter::make_namespace() {
 
 void Interpreter::count_step() {
   if (++steps_ > limits_.max_steps) {
-    raise(ErrorType::kLimitError, "template exceeded kiln's limit of {} evaluation steps",
-          limits_.max_steps);
+    raise(ErrorType::kLimitError, "template exceeded kiln's limit of {} evaluation steps", limits_.max_steps);
   }
 }
 
@@ -73,16 +71,14 @@ void Interpreter::check_stack() const {
   char marker;
   const auto used = static_cast<size_t>(stack_base_ - &marker);
   if (stack_base_ != nullptr && used > limits_.max_stack_bytes) {
-    raise(ErrorType::kRecursionError,
-          "maximum recursion depth exceeded (kiln's limit is {} bytes of stack)",
+    raise(ErrorType::kRecursionError, "maximum recursion depth exceeded (kiln's limit is {} bytes of stack)",
           limits_.max_stack_bytes);
   }
 }
 
 void Interpreter::check_size(size_t bytes) const {
   if (bytes > limits_.max_output_bytes) {
-    raise(ErrorType::kLimitError, "template output exceeds kiln's limit of {} bytes",
-          limits_.max_output_bytes);
+    raise(ErrorType::kLimitError, "template output exceeds kiln's limit of {} bytes", limits_.max_output_bytes);
   }
 }
 
@@ -100,8 +96,7 @@ int Interpreter::line_of(uint32_t offset) const {
 Interpreter::CallGuard::CallGuard(Interpreter& interp) : interp_(interp) {
   if (++interp_.call_depth_ > interp_.limits_.max_call_depth) {
     --interp_.call_depth_;
-    raise(ErrorType::kRecursionError,
-          "maximum recursion depth exceeded (kiln's limit is {} nested macro calls)",
+    raise(ErrorType::kRecursionError, "maximum recursion depth exceeded (kiln's limit is {} nested macro calls)",
           interp_.limits_.max_call_depth);
   }
 }
@@ -145,12 +140,9 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& stmt, Scope* scope, std::st
   check_stack();
   try {
     switch (stmt.kind) {
-      case ast::StmtKind::kOutput:
-        return exec_output(static_cast<const ast::Output&>(stmt), scope, out);
-      case ast::StmtKind::kIf:
-        return exec_if(static_cast<const ast::If&>(stmt), scope, out);
-      case ast::StmtKind::kFor:
-        return exec_for(static_cast<const ast::For&>(stmt), scope, out);
+      case ast::StmtKind::kOutput: return exec_output(static_cast<const ast::Output&>(stmt), scope, out);
+      case ast::StmtKind::kIf: return exec_if(static_cast<const ast::If&>(stmt), scope, out);
+      case ast::StmtKind::kFor: return exec_for(static_cast<const ast::For&>(stmt), scope, out);
       case ast::StmtKind::kAssign: {
         const auto& node = static_cast<const ast::Assign&>(stmt);
         assign(*node.target, eval(*node.value, scope), scope);
@@ -161,8 +153,7 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& stmt, Scope* scope, std::st
         return Flow::kNormal;
       case ast::StmtKind::kMacro: {
         const auto& node = static_cast<const ast::Macro&>(stmt);
-        scope->set(node.name, Value::object(std::make_shared<Macro>(node.name, node.signature,
-                                                                    node.body, scope)));
+        scope->set(node.name, Value::object(std::make_shared<Macro>(node.name, node.signature, node.body, scope)));
         return Flow::kNormal;
       }
       case ast::StmtKind::kCallBlock:
@@ -171,13 +162,9 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& stmt, Scope* scope, std::st
       case ast::StmtKind::kFilterBlock:
         exec_filter_block(static_cast<const ast::FilterBlock&>(stmt), scope, out);
         return Flow::kNormal;
-      case ast::StmtKind::kWith:
-        exec_with(static_cast<const ast::With&>(stmt), scope, out);
-        return Flow::kNormal;
-      case ast::StmtKind::kBreak:
-        return Flow::kBreak;
-      case ast::StmtKind::kContinue:
-        return Flow::kContinue;
+      case ast::StmtKind::kWith: exec_with(static_cast<const ast::With&>(stmt), scope, out); return Flow::kNormal;
+      case ast::StmtKind::kBreak: return Flow::kBreak;
+      case ast::StmtKind::kContinue: return Flow::kContinue;
       case ast::StmtKind::kScope:
         exec_body(static_cast<const ast::Scope&>(stmt).body, new_scope(scope), out);
         return Flow::kNormal;
@@ -189,8 +176,7 @@ Interpreter::Flow Interpreter::exec(const ast::Stmt& stmt, Scope* scope, std::st
   return Flow::kNormal;
 }
 
-Interpreter::Flow Interpreter::exec_output(const ast::Output& node, Scope* scope,
-                                           std::string& out) {
+Interpreter::Flow Interpreter::exec_output(const ast::Output& node, Scope* scope, std::string& out) {
   for (const ast::OutputPart& part : node.parts) {
     if (part.expr == nullptr) {
       append_output(out, part.text);
@@ -218,8 +204,7 @@ Interpreter::Flow Interpreter::exec_for(const ast::For& node, Scope* scope, std:
   return Flow::kNormal;
 }
 
-void Interpreter::run_loop(const ast::For& node, const Value& iterable, Scope* scope,
-                           std::string& out, int depth) {
+void Interpreter::run_loop(const ast::For& node, const Value& iterable, Scope* scope, std::string& out, int depth) {
   ValueList items = iterate(iterable);
   if (node.filter != nullptr) {
     ValueList kept;
@@ -234,8 +219,7 @@ void Interpreter::run_loop(const ast::For& node, const Value& iterable, Scope* s
     exec_body(node.else_body, new_scope(scope), out);
     return;
   }
-  auto loop = std::make_shared<LoopContext>(std::move(items), node.recursive ? &node : nullptr,
-                                            scope, depth);
+  auto loop = std::make_shared<LoopContext>(std::move(items), node.recursive ? &node : nullptr, scope, depth);
   const Value loop_value = Value::object(loop);
   for (size_t i = 0; i < loop->size(); ++i) {
     count_step();
@@ -249,14 +233,11 @@ void Interpreter::run_loop(const ast::For& node, const Value& iterable, Scope* s
 
 void Interpreter::assign(const ast::Expr& target, Value value, Scope* scope) {
   switch (target.kind) {
-    case ast::ExprKind::kName:
-      scope->set(static_cast<const ast::Name&>(target).name, std::move(value));
-      return;
+    case ast::ExprKind::kName: scope->set(static_cast<const ast::Name&>(target).name, std::move(value)); return;
     case ast::ExprKind::kNsRef: {
       const auto& ref = static_cast<const ast::NsRef&>(target);
       Value* ns = scope->find(ref.name);
-      auto* object = ns != nullptr && ns->is_object()
-                         ? dynamic_cast<Namespace*>(&ns->as_object()) : nullptr;
+      auto* object = ns != nullptr && ns->is_object() ? dynamic_cast<Namespace*>(&ns->as_object()) : nullptr;
       if (object == nullptr) {
         raise(ErrorType::kTemplateRuntimeError, "cannot assign attribute on non-namespace object");
       }
@@ -267,8 +248,8 @@ void Interpreter::assign(const ast::Expr& target, Value value, Scope* scope) {
       const auto& targets = static_cast<const ast::Sequence&>(target).items;
       ValueList items = iterate(value);
       if (items.size() < targets.size()) {
-        raise(ErrorType::kValueError, "not enough values to unpack (expected {}, got {})",
-              targets.size(), items.size());
+        raise(ErrorType::kValueError, "not enough values to unpack (expected {}, got {})", targets.size(),
+              items.size());
       }
       if (items.size() > targets.size()) {
         raise(ErrorType::kValueError, "too many values to unpack (expected {})", targets.size());
@@ -276,8 +257,7 @@ void Interpreter::assign(const ast::Expr& target, Value value, Scope* scope) {
       for (size_t i = 0; i < targets.size(); ++i) assign(*targets[i], std::move(items[i]), scope);
       return;
     }
-    default:
-      raise(ErrorType::kTemplateSyntaxError, "can't assign to this expression");
+    default: raise(ErrorType::kTemplateSyntaxError, "can't assign to this expression");
   }
 }
 
@@ -294,8 +274,8 @@ void Interpreter::exec_call_block(const ast::CallBlock& node, Scope* scope, std:
   const auto& call = static_cast<const ast::Call&>(*node.call);
   const Value callee = eval(*call.callee, scope);
   CallArgs args = eval_args(call.args, scope);
-  args.keyword.emplace_back(
-      "caller", Value::object(std::make_shared<Macro>("caller", node.signature, node.body, scope)));
+  args.keyword.emplace_back("caller",
+                            Value::object(std::make_shared<Macro>("caller", node.signature, node.body, scope)));
   Value result;
   try {
     result = this->call(callee, std::move(args));
@@ -306,8 +286,7 @@ void Interpreter::exec_call_block(const ast::CallBlock& node, Scope* scope, std:
   append_output(out, python_str(result));
 }
 
-void Interpreter::exec_filter_block(const ast::FilterBlock& node, Scope* scope,
-                                    std::string& out) {
+void Interpreter::exec_filter_block(const ast::FilterBlock& node, Scope* scope, std::string& out) {
   Scope* inner = new_scope(scope);
   std::string captured;
   exec_body(node.body, inner, captured);

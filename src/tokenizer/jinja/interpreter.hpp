@@ -21,9 +21,9 @@ namespace kiln::jinja {
 
 struct RenderLimits {
   size_t max_output_bytes = size_t{64} << 20;  // any string the template builds, too
-  int max_call_depth = 128;                     // nested macro calls and recursive loops
-  uint64_t max_steps = 20'000'000;              // evaluated nodes and loop iterations
-  size_t max_stack_bytes = size_t{2} << 20;     // C++ stack the interpreter may use
+  int max_call_depth = 128;                    // nested macro calls and recursive loops
+  uint64_t max_steps = 20'000'000;             // evaluated nodes and loop iterations
+  size_t max_stack_bytes = size_t{2} << 20;    // C++ stack the interpreter may use
 };
 
 // The broken-down local time strftime_now() formats; injectable so renders are reproducible.
@@ -76,8 +76,7 @@ class Interpreter {
   enum class Flow : uint8_t { kNormal, kBreak, kContinue };
   Flow exec_body(const ast::Body& body, Scope* scope, std::string& out);
   Value eval(const ast::Expr& expr, Scope* scope);
-  void run_loop(const ast::For& node, const Value& iterable, Scope* scope, std::string& out,
-                int depth);
+  void run_loop(const ast::For& node, const Value& iterable, Scope* scope, std::string& out, int depth);
 
   // Tracks nesting of macro calls and recursive loops against max_call_depth.
   class CallGuard {
@@ -122,10 +121,10 @@ class Interpreter {
   std::string_view source_;
   RenderLimits limits_;
   LocalTimeSource local_time_;
-  std::deque<Scope> scopes_;  // every scope of this render; freed together at the end
+  std::deque<Scope> scopes_;                            // every scope of this render; freed together at the end
   std::vector<std::shared_ptr<Namespace>> namespaces_;  // cleared at the end to break cycles
-  const char* stack_base_ = nullptr;  // the stack address when render() started
-  const Value* block_input_ = nullptr;  // the body a filter chain of a block applies to
+  const char* stack_base_ = nullptr;                    // the stack address when render() started
+  const Value* block_input_ = nullptr;                  // the body a filter chain of a block applies to
   uint64_t steps_ = 0;
   int call_depth_ = 0;
 };

@@ -14,12 +14,9 @@ namespace kiln::jinja {
 
 Value value_from_json(const nlohmann::ordered_json& json) {
   switch (json.type()) {
-    case nlohmann::ordered_json::value_t::null:
-      return Value::none();
-    case nlohmann::ordered_json::value_t::boolean:
-      return Value::boolean(json.get<bool>());
-    case nlohmann::ordered_json::value_t::number_integer:
-      return Value::integer(json.get<int64_t>());
+    case nlohmann::ordered_json::value_t::null: return Value::none();
+    case nlohmann::ordered_json::value_t::boolean: return Value::boolean(json.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer: return Value::integer(json.get<int64_t>());
     case nlohmann::ordered_json::value_t::number_unsigned: {
       const auto u = json.get<uint64_t>();
       if (u > static_cast<uint64_t>(INT64_MAX)) {
@@ -27,10 +24,8 @@ Value value_from_json(const nlohmann::ordered_json& json) {
       }
       return Value::integer(static_cast<int64_t>(u));
     }
-    case nlohmann::ordered_json::value_t::number_float:
-      return Value::number(json.get<double>());
-    case nlohmann::ordered_json::value_t::string:
-      return Value::string(json.get<std::string>());
+    case nlohmann::ordered_json::value_t::number_float: return Value::number(json.get<double>());
+    case nlohmann::ordered_json::value_t::string: return Value::string(json.get<std::string>());
     case nlohmann::ordered_json::value_t::array: {
       ValueList items;
       items.reserve(json.size());
@@ -42,8 +37,7 @@ Value value_from_json(const nlohmann::ordered_json& json) {
       for (const auto& [key, item] : json.items()) dict.set(Value::string(key), value_from_json(item));
       return Value::dict(std::move(dict));
     }
-    default:
-      fail("JSON value of type {} cannot be passed to a template", json.type_name());
+    default: fail("JSON value of type {} cannot be passed to a template", json.type_name());
   }
 }
 
@@ -79,8 +73,7 @@ nlohmann::ordered_json value_to_json(const Value& value) {
       }
       return out;
     }
-    default:
-      fail("a template value of type {} cannot be converted to JSON", type_name(value));
+    default: fail("a template value of type {} cannot be converted to JSON", type_name(value));
   }
 }
 
@@ -129,9 +122,7 @@ std::string json_key(const Value& key) {
     case Value::Kind::kBool: return key.as_bool() ? "true" : "false";
     case Value::Kind::kInt: return std::to_string(key.as_int());
     case Value::Kind::kNone: return "null";
-    default:
-      raise(ErrorType::kTypeError, "keys must be str, int, float, bool or None, not {}",
-            type_name(key));
+    default: raise(ErrorType::kTypeError, "keys must be str, int, float, bool or None, not {}", type_name(key));
   }
 }
 
@@ -152,8 +143,7 @@ class Encoder {
       case Value::Kind::kList:
       case Value::Kind::kTuple: encode_list(v.items(), level); return;
       case Value::Kind::kDict: encode_dict(v.as_dict(), level); return;
-      default:
-        raise(ErrorType::kTypeError, "Object of type {} is not JSON serializable", type_name(v));
+      default: raise(ErrorType::kTypeError, "Object of type {} is not JSON serializable", type_name(v));
     }
   }
 
@@ -191,9 +181,8 @@ class Encoder {
     std::vector<const Dict::Entry*> entries;
     for (const auto& entry : dict.entries()) entries.push_back(&entry);
     if (options_.sort_keys) {
-      std::stable_sort(entries.begin(), entries.end(), [](const Dict::Entry* a, const Dict::Entry* b) {
-        return less_than(a->first, b->first);
-      });
+      std::stable_sort(entries.begin(), entries.end(),
+                       [](const Dict::Entry* a, const Dict::Entry* b) { return less_than(a->first, b->first); });
     }
     out_.push_back('{');
     if (options_.indent) newline(level + 1);

@@ -43,7 +43,6 @@ size_t skip_whitespace(std::string_view s, size_t pos) {
   return pos;
 }
 
-
 struct Operator {
   std::string_view text;
   TokenType type;
@@ -51,17 +50,14 @@ struct Operator {
 
 // Longest first, as Jinja's operator regex.
 constexpr Operator kOperators[] = {
-    {"//", TokenType::kFloorDiv}, {"**", TokenType::kPow},      {"==", TokenType::kEq},
-    {"!=", TokenType::kNe},       {">=", TokenType::kGtEq},     {"<=", TokenType::kLtEq},
-    {"+", TokenType::kAdd},       {"-", TokenType::kSub},       {"*", TokenType::kMul},
-    {"/", TokenType::kDiv},       {"%", TokenType::kMod},       {"~", TokenType::kTilde},
-    {"[", TokenType::kLBracket},  {"]", TokenType::kRBracket},  {"(", TokenType::kLParen},
-    {")", TokenType::kRParen},    {"{", TokenType::kLBrace},    {"}", TokenType::kRBrace},
-    {">", TokenType::kGt},        {"<", TokenType::kLt},        {"=", TokenType::kAssign},
-    {".", TokenType::kDot},       {":", TokenType::kColon},     {"|", TokenType::kPipe},
+    {"//", TokenType::kFloorDiv}, {"**", TokenType::kPow},      {"==", TokenType::kEq},    {"!=", TokenType::kNe},
+    {">=", TokenType::kGtEq},     {"<=", TokenType::kLtEq},     {"+", TokenType::kAdd},    {"-", TokenType::kSub},
+    {"*", TokenType::kMul},       {"/", TokenType::kDiv},       {"%", TokenType::kMod},    {"~", TokenType::kTilde},
+    {"[", TokenType::kLBracket},  {"]", TokenType::kRBracket},  {"(", TokenType::kLParen}, {")", TokenType::kRParen},
+    {"{", TokenType::kLBrace},    {"}", TokenType::kRBrace},    {">", TokenType::kGt},     {"<", TokenType::kLt},
+    {"=", TokenType::kAssign},    {".", TokenType::kDot},       {":", TokenType::kColon},  {"|", TokenType::kPipe},
     {",", TokenType::kComma},     {";", TokenType::kSemicolon},
 };
-
 
 class Lexer {
  public:
@@ -83,7 +79,7 @@ class Lexer {
   // Whitespace control applied to the data before a tag: `sign` is the tag's '-', '+' or 0.
   std::string_view strip_data(std::string_view text, char sign, bool is_variable) const {
     if (sign == '-') return rstrip_whitespace(text);
-    if (sign != '+' && !is_variable) {  // lstrip_blocks
+    if (sign != '+' && !is_variable) {                 // lstrip_blocks
       const size_t line_start = text.rfind('\n') + 1;  // npos + 1 == 0
       if ((line_start > 0 || line_starting_) && all_whitespace(text.substr(line_start))) {
         return text.substr(0, line_start);
@@ -118,8 +114,7 @@ class Lexer {
       ++tag;
     }
     const char kind = s_[tag + 1];
-    const char sign = tag + 2 < s_.size() && (s_[tag + 2] == '-' || s_[tag + 2] == '+')
-                          ? s_[tag + 2] : 0;
+    const char sign = tag + 2 < s_.size() && (s_[tag + 2] == '-' || s_[tag + 2] == '+') ? s_[tag + 2] : 0;
     const std::string_view data = strip_data(s_.substr(pos_, tag - pos_), sign, kind == '{');
     if (!data.empty()) emit(TokenType::kData, pos_, std::string(data));
 
@@ -157,8 +152,7 @@ class Lexer {
 
   void lex_raw_body(size_t begin) {
     if (pos_ >= s_.size()) return;  // as for comments: nothing left, nothing to report
-    for (size_t open = s_.find("{%", pos_); open != std::string_view::npos;
-         open = s_.find("{%", open + 1)) {
+    for (size_t open = s_.find("{%", pos_); open != std::string_view::npos; open = s_.find("{%", open + 1)) {
       size_t p = open + 2;
       char sign = 0;
       if (p < s_.size() && (s_[p] == '-' || s_[p] == '+')) sign = s_[p++];
@@ -226,16 +220,18 @@ class Lexer {
       return;
     }
     if (size_t end = match_float(s_, pos_); end != std::string_view::npos) {
-      Token token{TokenType::kFloat, static_cast<uint32_t>(start), {}, 0,
-                  parse_float(s_.substr(start, end - start))};
+      Token token{TokenType::kFloat, static_cast<uint32_t>(start), {}, 0, parse_float(s_.substr(start, end - start))};
       tokens_.push_back(std::move(token));
       pos_ = end;
       return;
     }
     int base = 10;
     if (size_t end = match_integer(s_, pos_, base); end != std::string_view::npos) {
-      Token token{TokenType::kInteger, static_cast<uint32_t>(start), {},
-                  parse_integer(s_.substr(start, end - start), base, start), 0};
+      Token token{TokenType::kInteger,
+                  static_cast<uint32_t>(start),
+                  {},
+                  parse_integer(s_.substr(start, end - start), base, start),
+                  0};
       tokens_.push_back(std::move(token));
       pos_ = end;
       return;
@@ -266,8 +262,7 @@ class Lexer {
         continue;
       }
       if (s_[p] == quote) {
-        emit(TokenType::kString, pos_,
-             decode_string_literal(s_.substr(pos_ + 1, p - pos_ - 1), pos_));
+        emit(TokenType::kString, pos_, decode_string_literal(s_.substr(pos_ + 1, p - pos_ - 1), pos_));
         pos_ = p + 1;
         return true;
       }
@@ -285,8 +280,7 @@ class Lexer {
     }
     size_t next = pos_;
     next_code_point(s_, next);
-    syntax_error(pos_, fmt::format("unexpected char {} at {}",
-                                   repr_string(s_.substr(pos_, next - pos_)),
+    syntax_error(pos_, fmt::format("unexpected char {} at {}", repr_string(s_.substr(pos_, next - pos_)),
                                    unicode::length(s_.substr(0, pos_))));
   }
 

@@ -12,8 +12,7 @@
 namespace kiln::jinja {
 
 void syntax_error(size_t offset, std::string message) {
-  throw Exception{ErrorType::kTemplateSyntaxError, std::move(message),
-                  static_cast<uint32_t>(offset)};
+  throw Exception{ErrorType::kTemplateSyntaxError, std::move(message), static_cast<uint32_t>(offset)};
 }
 
 namespace {
@@ -134,8 +133,7 @@ double parse_float(std::string_view literal) {
     if (c != '_') text.push_back(c);
   }
   double value = 0;
-  if (std::from_chars(text.data(), text.data() + text.size(), value).ec ==
-      std::errc::result_out_of_range) {
+  if (std::from_chars(text.data(), text.data() + text.size(), value).ec == std::errc::result_out_of_range) {
     // Python's float() saturates: 1e999 is inf, 1e-999 is 0.0.
     const bool tiny = text.find("e-") != std::string::npos || text.find("E-") != std::string::npos;
     value = tiny ? 0.0 : HUGE_VAL;
@@ -165,24 +163,55 @@ void decode_escape(std::string_view body, size_t& i, std::string& out, size_t of
     }
     if (cp > 0x10FFFF) syntax_error(offset, "illegal Unicode character");
     if (cp >= 0xD800 && cp <= 0xDFFF) {
-      syntax_error(offset, "string literal holds a lone surrogate escape, which is not valid "
-                           "UTF-8 text");
+      syntax_error(offset,
+                   "string literal holds a lone surrogate escape, which is not valid "
+                   "UTF-8 text");
     }
     append_utf8(out, cp);
     i += static_cast<size_t>(digits) + 1;
   };
   switch (c) {
     case '\n': ++i; return;
-    case '\\': out += '\\'; ++i; return;
-    case '\'': out += '\''; ++i; return;
-    case '"': out += '"'; ++i; return;
-    case 'a': out += '\a'; ++i; return;
-    case 'b': out += '\b'; ++i; return;
-    case 'f': out += '\f'; ++i; return;
-    case 'n': out += '\n'; ++i; return;
-    case 'r': out += '\r'; ++i; return;
-    case 't': out += '\t'; ++i; return;
-    case 'v': out += '\v'; ++i; return;
+    case '\\':
+      out += '\\';
+      ++i;
+      return;
+    case '\'':
+      out += '\'';
+      ++i;
+      return;
+    case '"':
+      out += '"';
+      ++i;
+      return;
+    case 'a':
+      out += '\a';
+      ++i;
+      return;
+    case 'b':
+      out += '\b';
+      ++i;
+      return;
+    case 'f':
+      out += '\f';
+      ++i;
+      return;
+    case 'n':
+      out += '\n';
+      ++i;
+      return;
+    case 'r':
+      out += '\r';
+      ++i;
+      return;
+    case 't':
+      out += '\t';
+      ++i;
+      return;
+    case 'v':
+      out += '\v';
+      ++i;
+      return;
     case 'x': hex_escape(2, "\\xXX"); return;
     case 'u': hex_escape(4, "\\uXXXX"); return;
     case 'U': hex_escape(8, "\\UXXXXXXXX"); return;
@@ -210,7 +239,7 @@ void decode_escape(std::string_view body, size_t& i, std::string& out, size_t of
   // A backslash before a non-ASCII character: Python first spells the character as an escape
   // ("\xe9"), then decodes "\\" to one backslash and keeps the escape's letters as text.
   const char32_t cp = next_code_point(body, i);
-  out += cp <= 0xFF ? fmt::format("x{:02x}", static_cast<unsigned>(cp))
+  out += cp <= 0xFF     ? fmt::format("x{:02x}", static_cast<unsigned>(cp))
          : cp <= 0xFFFF ? fmt::format("u{:04x}", static_cast<unsigned>(cp))
                         : fmt::format("U{:08x}", static_cast<unsigned>(cp));
 }

@@ -28,8 +28,7 @@ Value seq_index(Interpreter&, const Value& self, CallArgs& args) {
 Value seq_count(Interpreter&, const Value& self, CallArgs& args) {
   BoundArgs a("count", args, {"value"}, 1);
   const ValueList& items = self.items();
-  return Value::integer(std::count_if(items.begin(), items.end(),
-                                      [&](const Value& x) { return equals(x, a[0]); }));
+  return Value::integer(std::count_if(items.begin(), items.end(), [&](const Value& x) { return equals(x, a[0]); }));
 }
 
 Value seq_copy(Interpreter&, const Value& self, CallArgs& args) {
@@ -76,13 +75,12 @@ struct MethodEntry {
 
 constexpr MethodEntry kListMethods[] = {{"index", seq_index}, {"count", seq_count}, {"copy", seq_copy}};
 constexpr MethodEntry kTupleMethods[] = {{"index", seq_index}, {"count", seq_count}};
-constexpr MethodEntry kDictMethods[] = {{"get", dict_get},       {"keys", dict_keys},
-                                        {"values", dict_values}, {"items", dict_items},
-                                        {"copy", dict_copy}};
+constexpr MethodEntry kDictMethods[] = {
+    {"get", dict_get}, {"keys", dict_keys}, {"values", dict_values}, {"items", dict_items}, {"copy", dict_copy}};
 
 // Methods that would modify the object: they exist, but the sandbox refuses them.
-constexpr std::string_view kListMutators[] = {"append", "clear", "extend", "insert", "pop",
-                                              "remove", "reverse", "sort"};
+constexpr std::string_view kListMutators[] = {"append", "clear",  "extend",  "insert",
+                                              "pop",    "remove", "reverse", "sort"};
 constexpr std::string_view kDictMutators[] = {"clear", "pop", "popitem", "setdefault", "update"};
 
 template <size_t N>
@@ -106,8 +104,7 @@ Value bind(const Value& self, std::string_view name, MethodFn fn) {
 }
 
 Value refused(const Value& self, std::string_view name) {
-  return Value::undefined(fmt::format("access to attribute '{}' of '{}' object is unsafe.", name,
-                                      type_name(self)),
+  return Value::undefined(fmt::format("access to attribute '{}' of '{}' object is unsafe.", name, type_name(self)),
                           ErrorType::kSecurityError);
 }
 
@@ -120,22 +117,17 @@ std::optional<Value> find_method(const Value& self, std::string_view name) {
   }
   MethodFn fn = nullptr;
   switch (self.kind()) {
-    case Value::Kind::kString:
-      fn = find_string_method(name);
-      break;
+    case Value::Kind::kString: fn = find_string_method(name); break;
     case Value::Kind::kList:
       if (listed(kListMutators, name)) return refused(self, name);
       fn = lookup(kListMethods, name);
       break;
-    case Value::Kind::kTuple:
-      fn = lookup(kTupleMethods, name);
-      break;
+    case Value::Kind::kTuple: fn = lookup(kTupleMethods, name); break;
     case Value::Kind::kDict:
       if (listed(kDictMutators, name)) return refused(self, name);
       fn = lookup(kDictMethods, name);
       break;
-    default:
-      break;
+    default: break;
   }
   if (fn == nullptr) return std::nullopt;
   return bind(self, name, fn);

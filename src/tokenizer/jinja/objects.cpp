@@ -24,9 +24,7 @@ std::optional<Value> Namespace::attribute(Interpreter&, std::string_view name) {
   return std::nullopt;
 }
 
-void Namespace::set(std::string name, Value value) {
-  attrs_.set(Value::string(std::move(name)), std::move(value));
-}
+void Namespace::set(std::string name, Value value) { attrs_.set(Value::string(std::move(name)), std::move(value)); }
 
 // ---- LazyIterator ----
 
@@ -38,8 +36,8 @@ std::optional<Value> LazyIterator::next(Interpreter& interp) {
 }
 
 Value make_generator(std::string_view function_name, LazyIterator::NextFn next) {
-  return Value::object(std::make_shared<LazyIterator>(
-      "generator", fmt::format("<generator object {}>", function_name), std::move(next)));
+  return Value::object(std::make_shared<LazyIterator>("generator", fmt::format("<generator object {}>", function_name),
+                                                      std::move(next)));
 }
 
 // ---- Macro ----
@@ -73,8 +71,7 @@ Value Macro::call(Interpreter& interp, CallArgs args) {
     if (!value && i >= first_default) {
       value = interp.eval(*signature_.defaults[i - first_default], scope);
     }
-    if (!value) value = Value::undefined(fmt::format("parameter {} was not provided",
-                                                     repr_string(params[i])));
+    if (!value) value = Value::undefined(fmt::format("parameter {} was not provided", repr_string(params[i])));
     scope->set(params[i], std::move(*value));
   }
   if (args.positional.size() >= params.size()) {
@@ -90,8 +87,10 @@ Value Macro::call(Interpreter& interp, CallArgs args) {
     scope->set("kwargs", Value::dict(std::move(kwargs)));
   } else if (!args.keyword.empty()) {
     if (take_keyword("caller")) {
-      raise(ErrorType::kTypeError, "macro {} was invoked with two values for the special caller "
-            "argument. This is most likely a bug.", repr_string(name_));
+      raise(ErrorType::kTypeError,
+            "macro {} was invoked with two values for the special caller "
+            "argument. This is most likely a bug.",
+            repr_string(name_));
     }
     raise(ErrorType::kTypeError, "macro {} takes no keyword argument {}", repr_string(name_),
           repr_string(args.keyword.front().first));
@@ -101,8 +100,7 @@ Value Macro::call(Interpreter& interp, CallArgs args) {
     for (size_t i = params.size(); i < args.positional.size(); ++i) extra.push_back(args.positional[i]);
     scope->set("varargs", Value::tuple(std::move(extra)));
   } else if (args.positional.size() > params.size()) {
-    raise(ErrorType::kTypeError, "macro {} takes not more than {} argument(s)", repr_string(name_),
-          params.size());
+    raise(ErrorType::kTypeError, "macro {} takes not more than {} argument(s)", repr_string(name_), params.size());
   }
   std::string out;
   interp.exec_body(body_, scope, out);
@@ -111,9 +109,7 @@ Value Macro::call(Interpreter& interp, CallArgs args) {
 
 // ---- LoopContext ----
 
-std::string LoopContext::repr() const {
-  return fmt::format("<LoopContext {}/{}>", index_ + 1, items_.size());
-}
+std::string LoopContext::repr() const { return fmt::format("<LoopContext {}/{}>", index_ + 1, items_.size()); }
 
 std::optional<Value> LoopContext::attribute(Interpreter&, std::string_view name) {
   const auto length = static_cast<int64_t>(items_.size());

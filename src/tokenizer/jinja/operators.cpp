@@ -19,22 +19,15 @@ void raise_undefined(const Value& v) {
 bool truthy(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::kUndefined:
-    case Value::Kind::kNone:
-      return false;
+    case Value::Kind::kNone: return false;
     case Value::Kind::kBool:
-    case Value::Kind::kInt:
-      return v.as_int() != 0;
-    case Value::Kind::kFloat:
-      return v.as_float() != 0.0;
-    case Value::Kind::kString:
-      return !v.as_string().empty();
+    case Value::Kind::kInt: return v.as_int() != 0;
+    case Value::Kind::kFloat: return v.as_float() != 0.0;
+    case Value::Kind::kString: return !v.as_string().empty();
     case Value::Kind::kList:
-    case Value::Kind::kTuple:
-      return !v.items().empty();
-    case Value::Kind::kDict:
-      return !v.as_dict().empty();
-    case Value::Kind::kObject:
-      return true;
+    case Value::Kind::kTuple: return !v.items().empty();
+    case Value::Kind::kDict: return !v.as_dict().empty();
+    case Value::Kind::kObject: return true;
   }
   return true;
 }
@@ -47,10 +40,8 @@ bool equals(const Value& a, const Value& b) {
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
     case Value::Kind::kUndefined:
-    case Value::Kind::kNone:
-      return true;
-    case Value::Kind::kString:
-      return a.as_string() == b.as_string();
+    case Value::Kind::kNone: return true;
+    case Value::Kind::kString: return a.as_string() == b.as_string();
     case Value::Kind::kList:
     case Value::Kind::kTuple: {
       const ValueList& x = a.items();
@@ -71,10 +62,8 @@ bool equals(const Value& a, const Value& b) {
       }
       return true;
     }
-    case Value::Kind::kObject:
-      return a.object_ptr() == b.object_ptr();
-    default:
-      return false;
+    case Value::Kind::kObject: return a.object_ptr() == b.object_ptr();
+    default: return false;
   }
 }
 
@@ -94,18 +83,15 @@ bool less_than(const Value& a, const Value& b) {
     }
     return x.size() < y.size();
   }
-  raise(ErrorType::kTypeError, "'<' not supported between instances of '{}' and '{}'",
-        type_name(a), type_name(b));
+  raise(ErrorType::kTypeError, "'<' not supported between instances of '{}' and '{}'", type_name(a), type_name(b));
 }
 
 bool contains(Interpreter& interp, const Value& container, const Value& item) {
   switch (container.kind()) {
-    case Value::Kind::kUndefined:
-      return false;  // Undefined iterates as empty
+    case Value::Kind::kUndefined: return false;  // Undefined iterates as empty
     case Value::Kind::kString:
       if (!item.is_string()) {
-        raise(ErrorType::kTypeError, "'in <string>' requires string as left operand, not {}",
-              type_name(item));
+        raise(ErrorType::kTypeError, "'in <string>' requires string as left operand, not {}", type_name(item));
       }
       return container.as_string().find(item.as_string()) != std::string::npos;
     case Value::Kind::kList:
@@ -114,8 +100,7 @@ bool contains(Interpreter& interp, const Value& container, const Value& item) {
         if (equals(x, item)) return true;
       }
       return false;
-    case Value::Kind::kDict:
-      return container.as_dict().find(item) != nullptr;
+    case Value::Kind::kDict: return container.as_dict().find(item) != nullptr;
     case Value::Kind::kObject:
       if (container.as_object().is_iterator()) {
         while (auto x = container.as_object().next(interp)) {
@@ -124,8 +109,7 @@ bool contains(Interpreter& interp, const Value& container, const Value& item) {
         return false;
       }
       [[fallthrough]];
-    default:
-      raise(ErrorType::kTypeError, "argument of type '{}' is not iterable", type_name(container));
+    default: raise(ErrorType::kTypeError, "argument of type '{}' is not iterable", type_name(container));
   }
 }
 
@@ -175,8 +159,8 @@ std::string_view symbol(BinaryOp op) {
 }
 
 [[noreturn]] void unsupported(BinaryOp op, const Value& a, const Value& b) {
-  raise(ErrorType::kTypeError, "unsupported operand type(s) for {}: '{}' and '{}'", symbol(op),
-        type_name(a), type_name(b));
+  raise(ErrorType::kTypeError, "unsupported operand type(s) for {}: '{}' and '{}'", symbol(op), type_name(a),
+        type_name(b));
 }
 
 Value add_strings(const Value& a, const Value& b) {
@@ -205,8 +189,7 @@ Value add(Interpreter& interp, const Value& a, const Value& b) {
   }
   if (a.is_sequence()) {
     const char* name = a.is_list() ? "list" : "tuple";
-    raise(ErrorType::kTypeError, "can only concatenate {} (not \"{}\") to {}", name,
-          type_name(b), name);
+    raise(ErrorType::kTypeError, "can only concatenate {} (not \"{}\") to {}", name, type_name(b), name);
   }
   unsupported(BinaryOp::kAdd, a, b);
 }
@@ -243,8 +226,7 @@ Value multiply(Interpreter& interp, const Value& a, const Value& b) {
   if (a_seq && b.is_integral()) return repeat(interp, a, b.as_int());
   if (b_seq && a.is_integral()) return repeat(interp, b, a.as_int());
   if (a_seq || b_seq) {
-    raise(ErrorType::kTypeError, "can't multiply sequence by non-int of type '{}'",
-          type_name(a_seq ? b : a));
+    raise(ErrorType::kTypeError, "can't multiply sequence by non-int of type '{}'", type_name(a_seq ? b : a));
   }
   unsupported(BinaryOp::kMul, a, b);
 }
@@ -310,8 +292,7 @@ Value power(const Value& a, const Value& b) {
   const double y = b.as_float();
   if (x == 0.0 && y < 0) raise(ErrorType::kZeroDivisionError, "0.0 cannot be raised to a negative power");
   if (x < 0 && y != std::floor(y)) {
-    raise(ErrorType::kLimitError, "{} ** {} is a complex number, which kiln templates do not support",
-          x, y);
+    raise(ErrorType::kLimitError, "{} ** {} is a complex number, which kiln templates do not support", x, y);
   }
   const double r = std::pow(x, y);
   if (std::isinf(r) && std::isfinite(x) && std::isfinite(y)) {
@@ -330,12 +311,9 @@ Value binary_op(Interpreter& interp, BinaryOp op, const Value& a, const Value& b
   }
   if (b.is_undefined()) raise_undefined(b);
   switch (op) {
-    case BinaryOp::kAdd:
-      return add(interp, a, b);
-    case BinaryOp::kMul:
-      return multiply(interp, a, b);
-    default:
-      break;
+    case BinaryOp::kAdd: return add(interp, a, b);
+    case BinaryOp::kMul: return multiply(interp, a, b);
+    default: break;
   }
   if (!a.is_number() || !b.is_number()) unsupported(op, a, b);
   switch (op) {
@@ -343,8 +321,8 @@ Value binary_op(Interpreter& interp, BinaryOp op, const Value& a, const Value& b
       if (a.is_integral() && b.is_integral()) {
         int64_t r;
         if (__builtin_sub_overflow(a.as_int(), b.as_int(), &r)) {
-          raise(ErrorType::kLimitError, "integer result of {} - {} exceeds kiln's 64-bit integers",
-                a.as_int(), b.as_int());
+          raise(ErrorType::kLimitError, "integer result of {} - {} exceeds kiln's 64-bit integers", a.as_int(),
+                b.as_int());
         }
         return Value::integer(r);
       }
@@ -355,14 +333,10 @@ Value binary_op(Interpreter& interp, BinaryOp op, const Value& a, const Value& b
               a.is_integral() && b.is_integral() ? "division by zero" : "float division by zero");
       }
       return Value::number(a.as_float() / b.as_float());
-    case BinaryOp::kFloorDiv:
-      return floor_divide(a, b);
-    case BinaryOp::kMod:
-      return modulo(a, b);
-    case BinaryOp::kPow:
-      return power(a, b);
-    default:
-      unsupported(op, a, b);
+    case BinaryOp::kFloorDiv: return floor_divide(a, b);
+    case BinaryOp::kMod: return modulo(a, b);
+    case BinaryOp::kPow: return power(a, b);
+    default: unsupported(op, a, b);
   }
 }
 

@@ -29,8 +29,7 @@ ExprPtr Parser::parse_condexpr() {
     ExprPtr expr2 = parse_or();
     ExprPtr expr3 = skip_if_name("else") ? parse_condexpr() : nullptr;
     soft_ = saved_soft;
-    expr1 = std::make_unique<ast::CondExpr>(offset, std::move(expr2), std::move(expr1),
-                                            std::move(expr3));
+    expr1 = std::make_unique<ast::CondExpr>(offset, std::move(expr2), std::move(expr1), std::move(expr3));
     offset = current().offset;
   }
   return expr1;
@@ -41,8 +40,7 @@ ExprPtr Parser::parse_or() {
   ExprPtr left = parse_and();
   while (skip_if_name("or")) {
     ExprPtr right = parse_and();
-    left = std::make_unique<ast::Logical>(ast::ExprKind::kOr, offset, std::move(left),
-                                          std::move(right));
+    left = std::make_unique<ast::Logical>(ast::ExprKind::kOr, offset, std::move(left), std::move(right));
     offset = current().offset;
   }
   return left;
@@ -53,8 +51,7 @@ ExprPtr Parser::parse_and() {
   ExprPtr left = parse_not();
   while (skip_if_name("and")) {
     ExprPtr right = parse_not();
-    left = std::make_unique<ast::Logical>(ast::ExprKind::kAnd, offset, std::move(left),
-                                          std::move(right));
+    left = std::make_unique<ast::Logical>(ast::ExprKind::kAnd, offset, std::move(left), std::move(right));
     offset = current().offset;
   }
   return left;
@@ -146,8 +143,7 @@ ExprPtr Parser::parse_pow() {
   ExprPtr left = parse_unary();
   while (skip_if(TokenType::kPow)) {
     ExprPtr right = parse_unary();
-    left = std::make_unique<ast::Binary>(offset, ast::BinaryOp::kPow, std::move(left),
-                                         std::move(right));
+    left = std::make_unique<ast::Binary>(offset, ast::BinaryOp::kPow, std::move(left), std::move(right));
     offset = current().offset;
   }
   return left;
@@ -208,21 +204,16 @@ ExprPtr Parser::parse_primary(bool with_namespace) {
     case TokenType::kInteger:
       next();
       return std::make_unique<ast::Const>(token.offset, Value::integer(token.int_value));
-    case TokenType::kFloat:
-      next();
-      return std::make_unique<ast::Const>(token.offset, Value::number(token.float_value));
+    case TokenType::kFloat: next(); return std::make_unique<ast::Const>(token.offset, Value::number(token.float_value));
     case TokenType::kLParen: {
       next();
       ExprPtr node = parse_tuple(false, true, true);
       expect(TokenType::kRParen);
       return node;
     }
-    case TokenType::kLBracket:
-      return parse_list();
-    case TokenType::kLBrace:
-      return parse_dict();
-    default:
-      fail(fmt::format("unexpected {}", repr_string(describe_current())), token.offset);
+    case TokenType::kLBracket: return parse_list();
+    case TokenType::kLBrace: return parse_dict();
+    default: fail(fmt::format("unexpected {}", repr_string(describe_current())), token.offset);
   }
 }
 
@@ -230,12 +221,10 @@ bool Parser::is_tuple_end() const {
   // NOTE: Jinja2 3.1 also takes "extra end rules" (`in` after a for target), but passes them to
   // test_any as one tuple, so they never match: "for a, in x" is a syntax error there, and here.
   const TokenType type = current().type;
-  return type == TokenType::kVariableEnd || type == TokenType::kBlockEnd ||
-         type == TokenType::kRParen;
+  return type == TokenType::kVariableEnd || type == TokenType::kBlockEnd || type == TokenType::kRParen;
 }
 
-ExprPtr Parser::parse_tuple(bool simplified, bool with_condexpr,
-                            bool explicit_parens, bool with_namespace) {
+ExprPtr Parser::parse_tuple(bool simplified, bool with_condexpr, bool explicit_parens, bool with_namespace) {
   uint32_t offset = current().offset;
   std::vector<ExprPtr> args;
   bool is_tuple = false;
@@ -259,8 +248,7 @@ ExprPtr Parser::parse_tuple(bool simplified, bool with_condexpr,
 }
 
 ExprPtr Parser::parse_list() {
-  auto node = std::make_unique<ast::Sequence>(ast::ExprKind::kList,
-                                              expect(TokenType::kLBracket).offset);
+  auto node = std::make_unique<ast::Sequence>(ast::ExprKind::kList, expect(TokenType::kLBracket).offset);
   while (current().type != TokenType::kRBracket) {
     if (!node->items.empty()) expect(TokenType::kComma);
     if (current().type == TokenType::kRBracket) break;
@@ -321,9 +309,8 @@ ExprPtr Parser::parse_subscript(ExprPtr node) {
       return std::make_unique<ast::Getattr>(offset, std::move(node), attr.text);
     }
     if (attr.type != TokenType::kInteger) fail("expected name or number", attr.offset);
-    return std::make_unique<ast::Getitem>(
-        offset, std::move(node),
-        std::make_unique<ast::Const>(attr.offset, Value::integer(attr.int_value)));
+    return std::make_unique<ast::Getitem>(offset, std::move(node),
+                                          std::make_unique<ast::Const>(attr.offset, Value::integer(attr.int_value)));
   }
   std::vector<ExprPtr> args;
   while (current().type != TokenType::kRBracket) {
@@ -344,9 +331,7 @@ ExprPtr Parser::parse_subscript(ExprPtr node) {
 
 ExprPtr Parser::parse_subscribed() {
   auto slice = std::make_unique<ast::Slice>(current().offset);
-  auto at_slice_end = [&] {
-    return current().type == TokenType::kRBracket || current().type == TokenType::kComma;
-  };
+  auto at_slice_end = [&] { return current().type == TokenType::kRBracket || current().type == TokenType::kComma; };
   if (!skip_if(TokenType::kColon)) {
     ExprPtr node = parse_expression();
     if (current().type != TokenType::kColon) return node;
@@ -429,9 +414,8 @@ ExprPtr Parser::parse_test(ExprPtr node) {
   const TokenType type = current().type;
   if (type == TokenType::kLParen) {
     test->args = parse_call_args();
-  } else if ((type == TokenType::kName || type == TokenType::kString ||
-              type == TokenType::kInteger || type == TokenType::kFloat ||
-              type == TokenType::kLBracket || type == TokenType::kLBrace) &&
+  } else if ((type == TokenType::kName || type == TokenType::kString || type == TokenType::kInteger ||
+              type == TokenType::kFloat || type == TokenType::kLBracket || type == TokenType::kLBrace) &&
              !is_name("else") && !is_name("or") && !is_name("and")) {
     if (is_name("is")) fail("You cannot chain multiple tests with is");
     test->args.positional.push_back(parse_postfix(parse_primary()));

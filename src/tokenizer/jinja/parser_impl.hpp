@@ -24,7 +24,7 @@ class Parser {
   // Token stream.
   const Token& current() const { return tokens_[pos_]; }
   const Token& look() const;  // the token after current()
-  const Token& next();         // returns the token it moves past
+  const Token& next();        // returns the token it moves past
   static void raise_if_error(const Token& token);
   bool is_name(std::string_view name) const;
   bool skip_if(TokenType type);
@@ -51,12 +51,10 @@ class Parser {
   ast::StmtPtr parse_generation();
   void parse_signature(ast::Signature& signature);
   ast::Body parse_macro_body(ast::Signature& signature, const EndTokens& end);
-  ast::ExprPtr parse_assign_target(bool with_tuple, bool name_only,
-                                   bool with_namespace);
+  ast::ExprPtr parse_assign_target(bool with_tuple, bool name_only, bool with_namespace);
   [[noreturn]] void fail_unknown_tag(const std::string& name, uint32_t offset) const;
   [[noreturn]] void fail_eof(const EndTokens* end_tokens) const;
-  [[noreturn]] void fail_ut_eof(const std::string* name, const std::vector<EndTokens>& stack,
-                                uint32_t offset) const;
+  [[noreturn]] void fail_ut_eof(const std::string* name, const std::vector<EndTokens>& stack, uint32_t offset) const;
 
   // Expressions (parser_expressions.cpp).
   ast::ExprPtr parse_expression(bool with_condexpr = true);
@@ -71,8 +69,7 @@ class Parser {
   ast::ExprPtr parse_pow();
   ast::ExprPtr parse_unary(bool with_filter = true);
   ast::ExprPtr parse_primary(bool with_namespace = false);
-  ast::ExprPtr parse_tuple(bool simplified = false, bool with_condexpr = true,
-                           bool explicit_parens = false,
+  ast::ExprPtr parse_tuple(bool simplified = false, bool with_condexpr = true, bool explicit_parens = false,
                            bool with_namespace = false);
   bool is_tuple_end() const;
   ast::ExprPtr parse_list();
@@ -107,7 +104,10 @@ class Parser {
     int loop_depth;
   };
   FrameState enter_inner_frame(bool keeps_loop);
-  void leave_inner_frame(FrameState saved) { soft_ = saved.soft; loop_depth_ = saved.loop_depth; }
+  void leave_inner_frame(FrameState saved) {
+    soft_ = saved.soft;
+    loop_depth_ = saved.loop_depth;
+  }
 
   struct UnknownName {
     bool is_filter;

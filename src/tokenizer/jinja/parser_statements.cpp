@@ -16,8 +16,7 @@ ast::Body Parser::parse_template() {
   if (!unknown_.empty()) {
     const UnknownName& first = unknown_.front();
     throw Exception{ErrorType::kTemplateAssertionError,
-                    fmt::format("No {} named {}.", first.is_filter ? "filter" : "test",
-                                repr_string(first.name)),
+                    fmt::format("No {} named {}.", first.is_filter ? "filter" : "test", repr_string(first.name)),
                     first.offset};
   }
   return body;
@@ -79,8 +78,7 @@ const Token& Parser::expect_name(std::string_view name) {
   if (current().type == TokenType::kEof) {
     fail(fmt::format("unexpected end of template, expected {}.", repr_string(name)));
   }
-  fail(fmt::format("expected token {}, got {}", repr_string(name),
-                   repr_string(describe_current())));
+  fail(fmt::format("expected token {}, got {}", repr_string(name), repr_string(describe_current())));
 }
 
 void Parser::fail(std::string message, uint32_t offset) const {
@@ -90,8 +88,10 @@ void Parser::fail(std::string message, uint32_t offset) const {
 Parser::DepthGuard::DepthGuard(Parser& p) : parser_(p) {
   if (++parser_.depth_ > kMaxParseDepth) {
     --parser_.depth_;
-    parser_.fail(fmt::format("template nests expressions or blocks deeper than kiln's limit of "
-                             "{} levels", kMaxParseDepth));
+    parser_.fail(
+        fmt::format("template nests expressions or blocks deeper than kiln's limit of "
+                    "{} levels",
+                    kMaxParseDepth));
   }
 }
 
@@ -104,11 +104,9 @@ Parser::FrameState Parser::enter_inner_frame(bool keeps_loop) {
 
 // ---- errors for unknown tags and early ends ----
 
-void Parser::fail_ut_eof(const std::string* name, const std::vector<EndTokens>& stack,
-                         uint32_t offset) const {
-  std::string message = name == nullptr ? "Unexpected end of template."
-                                        : fmt::format("Encountered unknown tag {}.",
-                                                      repr_string(*name));
+void Parser::fail_ut_eof(const std::string* name, const std::vector<EndTokens>& stack, uint32_t offset) const {
+  std::string message =
+      name == nullptr ? "Unexpected end of template." : fmt::format("Encountered unknown tag {}.", repr_string(*name));
   if (!stack.empty()) {
     std::string looking;
     for (std::string_view tag : stack.back()) {
@@ -122,15 +120,16 @@ void Parser::fail_ut_eof(const std::string* name, const std::vector<EndTokens>& 
       }
     }
     if (expected) {
-      message += fmt::format(" You probably made a nesting mistake. Jinja is expecting this tag, "
-                             "but currently looking for {}.", looking);
+      message += fmt::format(
+          " You probably made a nesting mistake. Jinja is expecting this tag, "
+          "but currently looking for {}.",
+          looking);
     } else {
       message += fmt::format(" Jinja was looking for the following tags: {}.", looking);
     }
   }
   if (!tag_stack_.empty()) {
-    message += fmt::format(" The innermost block that needs to be closed is {}.",
-                           repr_string(tag_stack_.back()));
+    message += fmt::format(" The innermost block that needs to be closed is {}.", repr_string(tag_stack_.back()));
   }
   fail(std::move(message), offset);
 }
@@ -172,8 +171,7 @@ ast::Body Parser::subparse(const EndTokens* end_tokens) {
       flush();
       next();
       if (end_tokens != nullptr && current().type == TokenType::kName &&
-          std::find(end_tokens->begin(), end_tokens->end(), current().text) !=
-              end_tokens->end()) {
+          std::find(end_tokens->begin(), end_tokens->end(), current().text) != end_tokens->end()) {
         end_token_stack_.pop_back();
         return body;
       }
@@ -202,12 +200,12 @@ void Parser::parse_statement(ast::Body& body) {
   const Token& token = current();
   if (token.type != TokenType::kName) fail("tag name expected");
   const std::string name = token.text;
-  static constexpr std::string_view kUnsupported[] = {"block", "extends", "include", "import",
-                                                      "from", "autoescape"};
-  if (std::find(std::begin(kUnsupported), std::end(kUnsupported), name) !=
-      std::end(kUnsupported)) {
-    fail(fmt::format("tag {} is not supported by kiln's chat-template engine (templates cannot "
-                     "load or extend other templates)", repr_string(name)));
+  static constexpr std::string_view kUnsupported[] = {"block", "extends", "include", "import", "from", "autoescape"};
+  if (std::find(std::begin(kUnsupported), std::end(kUnsupported), name) != std::end(kUnsupported)) {
+    fail(
+        fmt::format("tag {} is not supported by kiln's chat-template engine (templates cannot "
+                    "load or extend other templates)",
+                    repr_string(name)));
   }
   tag_stack_.push_back(name);
   ast::StmtPtr stmt;
@@ -376,8 +374,7 @@ ast::StmtPtr Parser::parse_loop_control() {
   if (loop_depth_ == 0) {
     fail(is_break ? "'break' outside loop" : "'continue' not properly in loop", token.offset);
   }
-  return std::make_unique<ast::LoopControl>(
-      is_break ? ast::StmtKind::kBreak : ast::StmtKind::kContinue, token.offset);
+  return std::make_unique<ast::LoopControl>(is_break ? ast::StmtKind::kBreak : ast::StmtKind::kContinue, token.offset);
 }
 
 ast::StmtPtr Parser::parse_generation() {
@@ -388,14 +385,12 @@ ast::StmtPtr Parser::parse_generation() {
   return node;
 }
 
-ast::ExprPtr Parser::parse_assign_target(bool with_tuple, bool name_only,
-                                         bool with_namespace) {
+ast::ExprPtr Parser::parse_assign_target(bool with_tuple, bool name_only, bool with_namespace) {
   if (name_only) {
     const Token& token = expect(TokenType::kName);
     return std::make_unique<ast::Name>(token.offset, token.text);
   }
-  ast::ExprPtr target = with_tuple ? parse_tuple(true, true, false, with_namespace)
-                                   : parse_primary(with_namespace);
+  ast::ExprPtr target = with_tuple ? parse_tuple(true, true, false, with_namespace) : parse_primary(with_namespace);
   auto can_assign = [](const ast::Expr& e, auto& self) -> bool {
     if (e.kind == ast::ExprKind::kName || e.kind == ast::ExprKind::kNsRef) return true;
     if (e.kind != ast::ExprKind::kTuple) return false;
@@ -406,8 +401,8 @@ ast::ExprPtr Parser::parse_assign_target(bool with_tuple, bool name_only,
   };
   if (!can_assign(*target, can_assign)) {
     static constexpr std::string_view kNames[] = {
-        "const", "name", "getattr", "getitem", "slice", "call", "filter", "test", "neg", "add",
-        "and", "or", "not", "compare", "concat", "condexpr", "list", "tuple", "dict", "nsref"};
+        "const", "name", "getattr", "getitem", "slice",  "call",     "filter", "test",  "neg",  "add",
+        "and",   "or",   "not",     "compare", "concat", "condexpr", "list",   "tuple", "dict", "nsref"};
     std::string_view kind = kNames[static_cast<size_t>(target->kind)];
     fail(fmt::format("can't assign to {}", repr_string(kind)), target->offset);
   }

@@ -36,8 +36,7 @@ std::string repr_float(double d) {
     } else if (decpt >= ndigits) {
       out += digits + std::string(static_cast<size_t>(decpt - ndigits), '0') + ".0";
     } else {
-      out += digits.substr(0, static_cast<size_t>(decpt)) + "." +
-             digits.substr(static_cast<size_t>(decpt));
+      out += digits.substr(0, static_cast<size_t>(decpt)) + "." + digits.substr(static_cast<size_t>(decpt));
     }
     return out;
   }
@@ -83,8 +82,7 @@ namespace {
 
 void append_repr(std::string& out, const Value& v);
 
-void append_sequence(std::string& out, const ValueList& items, char open, char close,
-                     bool tuple) {
+void append_sequence(std::string& out, const ValueList& items, char open, char close, bool tuple) {
   out.push_back(open);
   for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += ", ";
@@ -96,9 +94,7 @@ void append_sequence(std::string& out, const ValueList& items, char open, char c
 
 void append_repr(std::string& out, const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::kUndefined:
-      out += "Undefined";
-      return;
+    case Value::Kind::kUndefined: out += "Undefined"; return;
     case Value::Kind::kString:
       if (v.is_safe()) {
         out += fmt::format("Markup({})", repr_string(v.as_string()));
@@ -106,12 +102,8 @@ void append_repr(std::string& out, const Value& v) {
         out += repr_string(v.as_string());
       }
       return;
-    case Value::Kind::kList:
-      append_sequence(out, v.items(), '[', ']', false);
-      return;
-    case Value::Kind::kTuple:
-      append_sequence(out, v.items(), '(', ')', true);
-      return;
+    case Value::Kind::kList: append_sequence(out, v.items(), '[', ']', false); return;
+    case Value::Kind::kTuple: append_sequence(out, v.items(), '(', ')', true); return;
     case Value::Kind::kDict: {
       out.push_back('{');
       bool first = true;
@@ -125,8 +117,7 @@ void append_repr(std::string& out, const Value& v) {
       out.push_back('}');
       return;
     }
-    default:
-      append_str(out, v);
+    default: append_str(out, v);
   }
 }
 
@@ -134,28 +125,14 @@ void append_repr(std::string& out, const Value& v) {
 
 void append_str(std::string& out, const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::kUndefined:
-      return;
-    case Value::Kind::kNone:
-      out += "None";
-      return;
-    case Value::Kind::kBool:
-      out += v.as_bool() ? "True" : "False";
-      return;
-    case Value::Kind::kInt:
-      out += std::to_string(v.as_int());
-      return;
-    case Value::Kind::kFloat:
-      out += repr_float(v.as_float());
-      return;
-    case Value::Kind::kString:
-      out += v.as_string();
-      return;
-    case Value::Kind::kObject:
-      out += v.as_object().repr();
-      return;
-    default:
-      append_repr(out, v);
+    case Value::Kind::kUndefined: return;
+    case Value::Kind::kNone: out += "None"; return;
+    case Value::Kind::kBool: out += v.as_bool() ? "True" : "False"; return;
+    case Value::Kind::kInt: out += std::to_string(v.as_int()); return;
+    case Value::Kind::kFloat: out += repr_float(v.as_float()); return;
+    case Value::Kind::kString: out += v.as_string(); return;
+    case Value::Kind::kObject: out += v.as_object().repr(); return;
+    default: append_repr(out, v);
   }
 }
 

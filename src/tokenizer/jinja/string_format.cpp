@@ -66,9 +66,7 @@ std::string digits_in_base(uint64_t v, int base, bool upper) {
   return out;
 }
 
-uint64_t magnitude(int64_t v) {
-  return v < 0 ? static_cast<uint64_t>(-(v + 1)) + 1 : static_cast<uint64_t>(v);
-}
+uint64_t magnitude(int64_t v) { return v < 0 ? static_cast<uint64_t>(-(v + 1)) + 1 : static_cast<uint64_t>(v); }
 
 std::string c_format_double(std::string_view flags, int width, int precision, char type, double v) {
   std::string spec = fmt::format("%{}", flags);
@@ -104,8 +102,8 @@ std::string percent_integer(const PercentSpec& spec, const Value& v) {
     }
     n = static_cast<int64_t>(d);
   } else {
-    raise(ErrorType::kTypeError, "%{} format: {} is required, not {}", t,
-          decimal ? "a real number" : "an integer", type_name(v));
+    raise(ErrorType::kTypeError, "%{} format: {} is required, not {}", t, decimal ? "a real number" : "an integer",
+          type_name(v));
   }
   const int base = decimal ? 10 : t == 'o' ? 8 : 16;
   std::string digits = digits_in_base(magnitude(n), base, t == 'X');
@@ -132,8 +130,7 @@ std::string percent_one(const PercentSpec& spec, const Value& v) {
     case 's':
     case 'r':
     case 'a': {
-      std::string s = spec.type == 's' ? python_str(v) : spec.type == 'r' ? python_repr(v)
-                                                                          : ascii_repr(v);
+      std::string s = spec.type == 's' ? python_str(v) : spec.type == 'r' ? python_repr(v) : ascii_repr(v);
       if (spec.precision >= 0) s = truncate_code_points(s, static_cast<size_t>(spec.precision));
       return pad(std::move(s), width, align, " ");
     }
@@ -154,13 +151,21 @@ std::string percent_one(const PercentSpec& spec, const Value& v) {
       }
       return pad(std::move(s), width, align, " ");
     }
-    case 'd': case 'i': case 'u': case 'o': case 'x': case 'X':
-      return percent_integer(spec, v);
-    case 'e': case 'E': case 'f': case 'F': case 'g': case 'G':
+    case 'd':
+    case 'i':
+    case 'u':
+    case 'o':
+    case 'x':
+    case 'X': return percent_integer(spec, v);
+    case 'e':
+    case 'E':
+    case 'f':
+    case 'F':
+    case 'g':
+    case 'G':
       if (!v.is_number()) raise(ErrorType::kTypeError, "must be real number, not {}", type_name(v));
       return c_format_double(spec.flags, spec.width, spec.precision, spec.type, v.as_float());
-    default:
-      raise(ErrorType::kValueError, "unsupported format character '{}'", spec.type);
+    default: raise(ErrorType::kValueError, "unsupported format character '{}'", spec.type);
   }
 }
 
@@ -199,8 +204,7 @@ std::string percent_format(Interpreter& interp, std::string_view format, const V
       const Value& v = take();
       if (!v.is_integral()) raise(ErrorType::kTypeError, "* wants int");
       if (v.as_int() > 1'000'000 || v.as_int() < -1'000'000) {
-        raise(ErrorType::kLimitError, "format width or precision {} exceeds kiln's limit of 1000000",
-              v.as_int());
+        raise(ErrorType::kLimitError, "format width or precision {} exceeds kiln's limit of 1000000", v.as_int());
       }
       return static_cast<int>(v.as_int());
     }

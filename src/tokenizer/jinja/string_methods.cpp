@@ -19,8 +19,8 @@ using unicode::encode;
 Value same_kind(const Value& self, std::string s) { return Value::string(std::move(s), self.is_safe()); }
 
 bool is_line_break(char32_t c) {
-  return c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == 0x1C || c == 0x1D ||
-         c == 0x1E || c == 0x85 || c == 0x2028 || c == 0x2029;
+  return c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == 0x1C || c == 0x1D || c == 0x1E || c == 0x85 ||
+         c == 0x2028 || c == 0x2029;
 }
 
 // Python slice bounds start/end over `len` code points.
@@ -120,14 +120,12 @@ Value affix_method(const Value& s, CallArgs& args, const char* name, bool at_sta
   const std::u32string window = start <= end ? text.substr(start, end - start) : std::u32string();
   auto matches = [&](const Value& affix) {
     if (!affix.is_string()) {
-      raise(ErrorType::kTypeError, "{} first arg must be str or a tuple of str, not {}", name,
-            type_name(affix));
+      raise(ErrorType::kTypeError, "{} first arg must be str or a tuple of str, not {}", name, type_name(affix));
     }
     if (start > text.size() || start > end) return false;
     const std::u32string x = decode(affix.as_string());
     if (x.size() > window.size()) return false;
-    return at_start ? window.compare(0, x.size(), x) == 0
-                    : window.compare(window.size() - x.size(), x.size(), x) == 0;
+    return at_start ? window.compare(0, x.size(), x) == 0 : window.compare(window.size() - x.size(), x.size(), x) == 0;
   };
   if (a[0].is_tuple()) {
     for (const Value& item : a[0].items()) {
@@ -164,8 +162,7 @@ Value search_method(const Value& s, CallArgs& args, const char* name, Search mod
   int64_t found = -1;
   if (start <= end && start + sub.size() <= end) {
     const std::u32string_view window(text.data() + start, end - start);
-    const size_t pos = (mode == Search::kFind || mode == Search::kIndex) ? window.find(sub)
-                                                                         : window.rfind(sub);
+    const size_t pos = (mode == Search::kFind || mode == Search::kIndex) ? window.find(sub) : window.rfind(sub);
     if (pos != std::u32string_view::npos) found = static_cast<int64_t>(start + pos);
   }
   if (found < 0 && (mode == Search::kIndex || mode == Search::kRIndex)) {
@@ -176,7 +173,9 @@ Value search_method(const Value& s, CallArgs& args, const char* name, Search mod
 Value m_find(Interpreter&, const Value& s, CallArgs& args) { return search_method(s, args, "find", Search::kFind); }
 Value m_rfind(Interpreter&, const Value& s, CallArgs& args) { return search_method(s, args, "rfind", Search::kRFind); }
 Value m_index(Interpreter&, const Value& s, CallArgs& args) { return search_method(s, args, "index", Search::kIndex); }
-Value m_rindex(Interpreter&, const Value& s, CallArgs& args) { return search_method(s, args, "rindex", Search::kRIndex); }
+Value m_rindex(Interpreter&, const Value& s, CallArgs& args) {
+  return search_method(s, args, "rindex", Search::kRIndex);
+}
 Value m_count(Interpreter&, const Value& s, CallArgs& args) { return search_method(s, args, "count", Search::kCount); }
 
 Value m_replace(Interpreter& interp, const Value& s, CallArgs& args) {
@@ -221,8 +220,7 @@ Value m_join(Interpreter& interp, const Value& s, CallArgs& args) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) {
     if (!items[i].is_string()) {
-      raise(ErrorType::kTypeError, "sequence item {}: expected str instance, {} found", i,
-            type_name(items[i]));
+      raise(ErrorType::kTypeError, "sequence item {}: expected str instance, {} found", i, type_name(items[i]));
     }
     if (i > 0) out += s.as_string();
     out += items[i].as_string();
@@ -242,8 +240,7 @@ char32_t fill_char(const BoundArgs& a, size_t i) {
 
 enum class Justify { kLeft, kRight, kCenter };
 
-Value justify_method(Interpreter& interp, const Value& s, CallArgs& args, const char* name,
-                     Justify how) {
+Value justify_method(Interpreter& interp, const Value& s, CallArgs& args, const char* name, Justify how) {
   BoundArgs a(name, args, {"width", "fillchar"}, 1);
   const int64_t width = a.get_int(0, 0);
   const char32_t fill = fill_char(a, 1);
@@ -258,9 +255,15 @@ Value justify_method(Interpreter& interp, const Value& s, CallArgs& args, const 
   const std::u32string out = std::u32string(left, fill) + text + std::u32string(margin - left, fill);
   return same_kind(s, encode(out));
 }
-Value m_center(Interpreter& i, const Value& s, CallArgs& args) { return justify_method(i, s, args, "center", Justify::kCenter); }
-Value m_ljust(Interpreter& i, const Value& s, CallArgs& args) { return justify_method(i, s, args, "ljust", Justify::kLeft); }
-Value m_rjust(Interpreter& i, const Value& s, CallArgs& args) { return justify_method(i, s, args, "rjust", Justify::kRight); }
+Value m_center(Interpreter& i, const Value& s, CallArgs& args) {
+  return justify_method(i, s, args, "center", Justify::kCenter);
+}
+Value m_ljust(Interpreter& i, const Value& s, CallArgs& args) {
+  return justify_method(i, s, args, "ljust", Justify::kLeft);
+}
+Value m_rjust(Interpreter& i, const Value& s, CallArgs& args) {
+  return justify_method(i, s, args, "rjust", Justify::kRight);
+}
 
 Value m_zfill(Interpreter& interp, const Value& s, CallArgs& args) {
   BoundArgs a("zfill", args, {"width"}, 1);
@@ -284,11 +287,15 @@ Value partition_method(const Value& s, CallArgs& args, const char* name, bool fr
     return from_right ? Value::tuple({same_kind(s, ""), same_kind(s, ""), s})
                       : Value::tuple({s, same_kind(s, ""), same_kind(s, "")});
   }
-  return Value::tuple({same_kind(s, text.substr(0, hit)), same_kind(s, sep),
-                       same_kind(s, text.substr(hit + sep.size()))});
+  return Value::tuple(
+      {same_kind(s, text.substr(0, hit)), same_kind(s, sep), same_kind(s, text.substr(hit + sep.size()))});
 }
-Value m_partition(Interpreter&, const Value& s, CallArgs& args) { return partition_method(s, args, "partition", false); }
-Value m_rpartition(Interpreter&, const Value& s, CallArgs& args) { return partition_method(s, args, "rpartition", true); }
+Value m_partition(Interpreter&, const Value& s, CallArgs& args) {
+  return partition_method(s, args, "partition", false);
+}
+Value m_rpartition(Interpreter&, const Value& s, CallArgs& args) {
+  return partition_method(s, args, "rpartition", true);
+}
 
 Value m_removeprefix(Interpreter&, const Value& s, CallArgs& args) {
   BoundArgs a("removeprefix", args, {"prefix"}, 1);
@@ -315,9 +322,15 @@ bool is_alnum(char32_t c) { return unicode::is_alpha(c) || unicode::is_numeric(c
 bool is_ascii_char(char32_t c) { return c < 0x80; }
 Value m_isalnum(Interpreter&, const Value& s, CallArgs& a) { return all_of_method<is_alnum>(s, a, "isalnum"); }
 Value m_isalpha(Interpreter&, const Value& s, CallArgs& a) { return all_of_method<unicode::is_alpha>(s, a, "isalpha"); }
-Value m_isdecimal(Interpreter&, const Value& s, CallArgs& a) { return all_of_method<unicode::is_decimal>(s, a, "isdecimal"); }
-Value m_isdigit(Interpreter&, const Value& s, CallArgs& a) { return all_of_method<unicode::is_decimal>(s, a, "isdigit"); }
-Value m_isnumeric(Interpreter&, const Value& s, CallArgs& a) { return all_of_method<unicode::is_numeric>(s, a, "isnumeric"); }
+Value m_isdecimal(Interpreter&, const Value& s, CallArgs& a) {
+  return all_of_method<unicode::is_decimal>(s, a, "isdecimal");
+}
+Value m_isdigit(Interpreter&, const Value& s, CallArgs& a) {
+  return all_of_method<unicode::is_decimal>(s, a, "isdigit");
+}
+Value m_isnumeric(Interpreter&, const Value& s, CallArgs& a) {
+  return all_of_method<unicode::is_numeric>(s, a, "isnumeric");
+}
 Value m_isspace(Interpreter&, const Value& s, CallArgs& a) { return all_of_method<unicode::is_space>(s, a, "isspace"); }
 Value m_isprintable(Interpreter&, const Value& s, CallArgs& args) {
   no_args("isprintable", args);
@@ -396,21 +409,49 @@ Value m_expandtabs(Interpreter& interp, const Value& s, CallArgs& args) {
 
 const std::unordered_map<std::string_view, MethodFn>& string_methods() {
   static const std::unordered_map<std::string_view, MethodFn> kMethods = {
-      {"upper", m_upper}, {"lower", m_lower}, {"casefold", m_casefold},
-      {"swapcase", m_swapcase}, {"title", m_title}, {"capitalize", m_capitalize},
-      {"strip", m_strip}, {"lstrip", m_lstrip}, {"rstrip", m_rstrip},
-      {"split", m_split}, {"rsplit", m_rsplit}, {"splitlines", m_splitlines},
-      {"startswith", m_startswith}, {"endswith", m_endswith},
-      {"find", m_find}, {"rfind", m_rfind}, {"index", m_index}, {"rindex", m_rindex},
-      {"count", m_count}, {"replace", m_replace}, {"join", m_join},
-      {"center", m_center}, {"ljust", m_ljust}, {"rjust", m_rjust}, {"zfill", m_zfill},
-      {"partition", m_partition}, {"rpartition", m_rpartition},
-      {"removeprefix", m_removeprefix}, {"removesuffix", m_removesuffix},
-      {"isalnum", m_isalnum}, {"isalpha", m_isalpha}, {"isascii", m_isascii},
-      {"isdecimal", m_isdecimal}, {"isdigit", m_isdigit}, {"isnumeric", m_isnumeric},
-      {"isspace", m_isspace}, {"isprintable", m_isprintable}, {"islower", m_islower},
-      {"isupper", m_isupper}, {"istitle", m_istitle}, {"isidentifier", m_isidentifier},
-      {"format", m_format}, {"expandtabs", m_expandtabs},
+      {"upper", m_upper},
+      {"lower", m_lower},
+      {"casefold", m_casefold},
+      {"swapcase", m_swapcase},
+      {"title", m_title},
+      {"capitalize", m_capitalize},
+      {"strip", m_strip},
+      {"lstrip", m_lstrip},
+      {"rstrip", m_rstrip},
+      {"split", m_split},
+      {"rsplit", m_rsplit},
+      {"splitlines", m_splitlines},
+      {"startswith", m_startswith},
+      {"endswith", m_endswith},
+      {"find", m_find},
+      {"rfind", m_rfind},
+      {"index", m_index},
+      {"rindex", m_rindex},
+      {"count", m_count},
+      {"replace", m_replace},
+      {"join", m_join},
+      {"center", m_center},
+      {"ljust", m_ljust},
+      {"rjust", m_rjust},
+      {"zfill", m_zfill},
+      {"partition", m_partition},
+      {"rpartition", m_rpartition},
+      {"removeprefix", m_removeprefix},
+      {"removesuffix", m_removesuffix},
+      {"isalnum", m_isalnum},
+      {"isalpha", m_isalpha},
+      {"isascii", m_isascii},
+      {"isdecimal", m_isdecimal},
+      {"isdigit", m_isdigit},
+      {"isnumeric", m_isnumeric},
+      {"isspace", m_isspace},
+      {"isprintable", m_isprintable},
+      {"islower", m_islower},
+      {"isupper", m_isupper},
+      {"istitle", m_istitle},
+      {"isidentifier", m_isidentifier},
+      {"format", m_format},
+      {"expandtabs", m_expandtabs},
   };
   return kMethods;
 }
@@ -430,9 +471,7 @@ std::string strip_string(const std::string& s, const Value* chars, bool left, bo
     if (!chars->is_string()) raise(ErrorType::kTypeError, "strip arg must be None or str");
     set = decode(chars->as_string());
   }
-  auto strip_it = [&](char32_t c) {
-    return whitespace ? unicode::is_space(c) : set.find(c) != std::u32string::npos;
-  };
+  auto strip_it = [&](char32_t c) { return whitespace ? unicode::is_space(c) : set.find(c) != std::u32string::npos; };
   // Walks code points from both ends in place: decoding the whole string would cost more than
   // the strip itself on long messages.
   size_t begin = 0;

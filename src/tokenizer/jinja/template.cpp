@@ -40,8 +40,8 @@ std::tm system_local_time() {
 Template::Template(std::string_view source, std::string name) : name_(std::move(name)) {
   size_t bad = 0;
   if (!unicode::is_valid(source, &bad)) {
-    throw TemplateError(ErrorType::kTemplateSyntaxError,
-                        fmt::format("template is not valid UTF-8 (byte {})", bad), name_, 0, 0);
+    throw TemplateError(ErrorType::kTemplateSyntaxError, fmt::format("template is not valid UTF-8 (byte {})", bad),
+                        name_, 0, 0);
   }
   source_ = normalize_newlines(source);
   if (source_.size() >= kNoOffset) {
@@ -54,8 +54,7 @@ Template::Template(std::string_view source, std::string name) : name_(std::move(
   }
 }
 
-std::string Template::render(const nlohmann::ordered_json& context,
-                             const RenderOptions& options) const {
+std::string Template::render(const nlohmann::ordered_json& context, const RenderOptions& options) const {
   if (!context.is_object()) {
     fail("{}: the render context must be a JSON object, got {}", name_, context.type_name());
   }

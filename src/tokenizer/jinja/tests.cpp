@@ -33,15 +33,9 @@ bool is_mapping(const Value& v) { return v.is_dict(); }
 bool is_number(const Value& v) { return v.is_number(); }
 bool is_escaped(const Value& v) { return v.is_safe(); }
 // Undefined defines __call__ (to raise), so Python's callable() is true for it.
-bool is_callable(const Value& v) {
-  return v.is_undefined() || (v.is_object() && v.as_object().is_callable());
-}
-bool is_sequence(const Value& v) {
-  return v.is_undefined() || v.is_string() || v.is_sequence() || v.is_dict();
-}
-bool is_iterable(const Value& v) {
-  return is_sequence(v) || (v.is_object() && v.as_object().is_iterator());
-}
+bool is_callable(const Value& v) { return v.is_undefined() || (v.is_object() && v.as_object().is_callable()); }
+bool is_sequence(const Value& v) { return v.is_undefined() || v.is_string() || v.is_sequence() || v.is_dict(); }
+bool is_iterable(const Value& v) { return is_sequence(v) || (v.is_object() && v.as_object().is_iterator()); }
 
 bool case_test(const Value& v, bool lower) {
   bool cased = false;
@@ -74,15 +68,12 @@ bool t_sameas(Interpreter&, const Value& v, CallArgs& args) {
   const Value& other = a[0];
   if (v.kind() != other.kind()) return false;
   switch (v.kind()) {
-    case Value::Kind::kNone:
-      return true;
-    case Value::Kind::kBool:
-      return v.as_bool() == other.as_bool();
+    case Value::Kind::kNone: return true;
+    case Value::Kind::kBool: return v.as_bool() == other.as_bool();
     case Value::Kind::kInt:
       // CPython caches the small integers, so equal ones are the same object.
       return v.as_int() == other.as_int() && v.as_int() >= -5 && v.as_int() <= 256;
-    default:
-      return v.identity() != nullptr && v.identity() == other.identity();
+    default: return v.identity() != nullptr && v.identity() == other.identity();
   }
 }
 

@@ -9,9 +9,7 @@
 namespace kiln::jinja::unicode {
 namespace {
 
-utf8proc_category_t category(char32_t cp) {
-  return utf8proc_category(static_cast<utf8proc_int32_t>(cp));
-}
+utf8proc_category_t category(char32_t cp) { return utf8proc_category(static_cast<utf8proc_int32_t>(cp)); }
 
 }  // namespace
 
@@ -81,10 +79,8 @@ bool is_printable(char32_t cp) {
     case UTF8PROC_CATEGORY_CN:
     case UTF8PROC_CATEGORY_ZL:
     case UTF8PROC_CATEGORY_ZP:
-    case UTF8PROC_CATEGORY_ZS:
-      return false;
-    default:
-      return true;
+    case UTF8PROC_CATEGORY_ZS: return false;
+    default: return true;
   }
 }
 
@@ -102,15 +98,9 @@ bool is_identifier_continue(char32_t cp) {
          c == UTF8PROC_CATEGORY_ND || c == UTF8PROC_CATEGORY_PC;
 }
 
-char32_t to_upper(char32_t cp) {
-  return static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(cp)));
-}
-char32_t to_lower(char32_t cp) {
-  return static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp)));
-}
-char32_t to_title(char32_t cp) {
-  return static_cast<char32_t>(utf8proc_totitle(static_cast<utf8proc_int32_t>(cp)));
-}
+char32_t to_upper(char32_t cp) { return static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(cp))); }
+char32_t to_lower(char32_t cp) { return static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp))); }
+char32_t to_title(char32_t cp) { return static_cast<char32_t>(utf8proc_totitle(static_cast<utf8proc_int32_t>(cp))); }
 
 namespace {
 
@@ -155,9 +145,8 @@ std::string swapcase(std::string_view s) {
 
 std::string casefold(std::string_view s) {
   utf8proc_uint8_t* folded = nullptr;
-  const utf8proc_ssize_t n =
-      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(s.data()),
-                   static_cast<utf8proc_ssize_t>(s.size()), &folded, UTF8PROC_CASEFOLD);
+  const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(s.data()),
+                                          static_cast<utf8proc_ssize_t>(s.size()), &folded, UTF8PROC_CASEFOLD);
   if (n < 0) return lower(s);  // cannot happen for valid UTF-8
   std::string out(reinterpret_cast<const char*>(folded), static_cast<size_t>(n));
   std::free(folded);

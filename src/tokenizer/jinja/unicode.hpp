@@ -21,11 +21,11 @@ size_t length(std::string_view s);
 // True when `s` is well-formed UTF-8 (no surrogates, no overlongs); else sets *error_offset.
 bool is_valid(std::string_view s, size_t* error_offset);
 
-bool is_space(char32_t cp);      // str.isspace
-bool is_alpha(char32_t cp);      // str.isalpha: letters (L*)
-bool is_decimal(char32_t cp);    // str.isdecimal: Nd
-bool is_numeric(char32_t cp);    // str.isnumeric: Nd, Nl, No
-bool is_cased(char32_t cp);      // Lu, Ll, Lt
+bool is_space(char32_t cp);    // str.isspace
+bool is_alpha(char32_t cp);    // str.isalpha: letters (L*)
+bool is_decimal(char32_t cp);  // str.isdecimal: Nd
+bool is_numeric(char32_t cp);  // str.isnumeric: Nd, Nl, No
+bool is_cased(char32_t cp);    // Lu, Ll, Lt
 bool is_lower(char32_t cp);
 bool is_upper(char32_t cp);
 bool is_printable(char32_t cp);  // str.isprintable, which repr() uses to choose escapes
@@ -40,7 +40,7 @@ char32_t to_title(char32_t cp);
 std::string upper(std::string_view s);  // str.upper (simple mappings, plus ß -> SS)
 std::string lower(std::string_view s);
 std::string swapcase(std::string_view s);
-std::string casefold(std::string_view s);  // str.casefold: full folding (ß -> ss)
+std::string casefold(std::string_view s);    // str.casefold: full folding (ß -> ss)
 std::string capitalize(std::string_view s);  // first code point title-cased, rest lowered
 std::string title(std::string_view s);       // str.title
 

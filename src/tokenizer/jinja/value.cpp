@@ -16,9 +16,7 @@ Value Value::undefined(std::string message, ErrorType error) {
   return v;
 }
 
-Value Value::undefined_name(std::string_view name) {
-  return undefined(fmt::format("'{}' is undefined", name));
-}
+Value Value::undefined_name(std::string_view name) { return undefined(fmt::format("'{}' is undefined", name)); }
 
 Value Value::none() {
   Value v;
@@ -82,9 +80,7 @@ Value Value::object(std::shared_ptr<Object> o) {
   return v;
 }
 
-double Value::as_float() const {
-  return kind_ == Kind::kFloat ? scalar_.float_ : static_cast<double>(scalar_.int_);
-}
+double Value::as_float() const { return kind_ == Kind::kFloat ? scalar_.float_ : static_cast<double>(scalar_.int_); }
 
 const UndefinedInfo& Value::undefined_info() const {
   static const UndefinedInfo kUnnamed;
@@ -94,28 +90,20 @@ const UndefinedInfo& Value::undefined_info() const {
 const void* Value::identity() const {
   switch (kind_) {
     case Kind::kList:
-    case Kind::kTuple:
-      return items_.get();
-    case Kind::kDict:
-      return dict_.get();
-    case Kind::kObject:
-      return object_.get();
-    case Kind::kUndefined:
-      return undefined_.get();
-    default:
-      return nullptr;
+    case Kind::kTuple: return items_.get();
+    case Kind::kDict: return dict_.get();
+    case Kind::kObject: return object_.get();
+    case Kind::kUndefined: return undefined_.get();
+    default: return nullptr;
   }
 }
 
 std::optional<std::string> hash_key(const Value& key) {
   switch (key.kind()) {
-    case Value::Kind::kNone:
-      return "N";
-    case Value::Kind::kUndefined:
-      return "U";  // Undefined hashes by its type: all undefined values are one key
+    case Value::Kind::kNone: return "N";
+    case Value::Kind::kUndefined: return "U";  // Undefined hashes by its type: all undefined values are one key
     case Value::Kind::kBool:
-    case Value::Kind::kInt:
-      return fmt::format("i{}", key.as_int());
+    case Value::Kind::kInt: return fmt::format("i{}", key.as_int());
     case Value::Kind::kFloat: {
       const double d = key.as_float();
       // 2.0 == 2 in Python, so integral floats share the int's key.
@@ -126,8 +114,7 @@ std::optional<std::string> hash_key(const Value& key) {
       std::memcpy(&bits, &d, sizeof bits);
       return fmt::format("f{}", bits);
     }
-    case Value::Kind::kString:
-      return fmt::format("s{}", key.as_string());
+    case Value::Kind::kString: return fmt::format("s{}", key.as_string());
     case Value::Kind::kTuple: {
       std::string out = "t";
       for (const Value& item : key.items()) {
@@ -137,11 +124,9 @@ std::optional<std::string> hash_key(const Value& key) {
       }
       return out;
     }
-    case Value::Kind::kObject:
-      return fmt::format("o{}", static_cast<const void*>(key.object_ptr().get()));
+    case Value::Kind::kObject: return fmt::format("o{}", static_cast<const void*>(key.object_ptr().get()));
     case Value::Kind::kList:
-    case Value::Kind::kDict:
-      return std::nullopt;
+    case Value::Kind::kDict: return std::nullopt;
   }
   return std::nullopt;
 }
@@ -177,9 +162,7 @@ std::string Object::repr() const { return fmt::format("<{} object>", type_name()
 
 std::optional<Value> Object::attribute(Interpreter&, std::string_view) { return std::nullopt; }
 
-Value Object::call(Interpreter&, CallArgs) {
-  raise(ErrorType::kTypeError, "'{}' object is not callable", type_name());
-}
+Value Object::call(Interpreter&, CallArgs) { raise(ErrorType::kTypeError, "'{}' object is not callable", type_name()); }
 
 std::optional<Value> Object::next(Interpreter&) {
   raise(ErrorType::kTypeError, "'{}' object is not an iterator", type_name());
@@ -187,26 +170,16 @@ std::optional<Value> Object::next(Interpreter&) {
 
 std::string type_name(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::kUndefined:
-      return "Undefined";
-    case Value::Kind::kNone:
-      return "NoneType";
-    case Value::Kind::kBool:
-      return "bool";
-    case Value::Kind::kInt:
-      return "int";
-    case Value::Kind::kFloat:
-      return "float";
-    case Value::Kind::kString:
-      return v.is_safe() ? "Markup" : "str";
-    case Value::Kind::kList:
-      return "list";
-    case Value::Kind::kTuple:
-      return "tuple";
-    case Value::Kind::kDict:
-      return "dict";
-    case Value::Kind::kObject:
-      return std::string(v.as_object().type_name());
+    case Value::Kind::kUndefined: return "Undefined";
+    case Value::Kind::kNone: return "NoneType";
+    case Value::Kind::kBool: return "bool";
+    case Value::Kind::kInt: return "int";
+    case Value::Kind::kFloat: return "float";
+    case Value::Kind::kString: return v.is_safe() ? "Markup" : "str";
+    case Value::Kind::kList: return "list";
+    case Value::Kind::kTuple: return "tuple";
+    case Value::Kind::kDict: return "dict";
+    case Value::Kind::kObject: return std::string(v.as_object().type_name());
   }
   return "object";
 }

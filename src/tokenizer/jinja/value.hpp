@@ -39,9 +39,7 @@ struct UndefinedInfo {
 
 class Value {
  public:
-  enum class Kind : uint8_t {
-    kUndefined, kNone, kBool, kInt, kFloat, kString, kList, kTuple, kDict, kObject
-  };
+  enum class Kind : uint8_t { kUndefined, kNone, kBool, kInt, kFloat, kString, kList, kTuple, kDict, kObject };
 
   Value();  // undefined, without a name
   static Value undefined(std::string message, ErrorType error = ErrorType::kUndefinedError);
@@ -73,7 +71,7 @@ class Value {
 
   bool as_bool() const { return scalar_.int_ != 0; }
   int64_t as_int() const { return scalar_.int_; }  // int or bool
-  double as_float() const;                           // any number
+  double as_float() const;                         // any number
   const std::string& as_string() const { return string_; }
   bool is_safe() const { return safe_; }
   const ValueList& items() const { return *items_; }  // list or tuple

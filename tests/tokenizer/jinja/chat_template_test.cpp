@@ -41,8 +41,7 @@ TEST_P(ChatTemplateFixture, MatchesTransformersGoldens) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Tokenizers, ChatTemplateFixture,
-                         ::testing::Values("llama3", "llama3_1", "qwen3"));
+INSTANTIATE_TEST_SUITE_P(Tokenizers, ChatTemplateFixture, ::testing::Values("llama3", "llama3_1", "qwen3"));
 
 // Oracle: transformers refuses to render without a template.
 TEST(ChatTemplate, TokenizerWithoutTemplateIsAnError) {
@@ -73,8 +72,8 @@ TEST(ChatTemplate, ContextFollowsTransformers) {
 TEST(ChatTemplate, ToolSchemasKeepKeyOrder) {
   const ChatTemplate tmpl("{% for t in tools %}{{ t|tojson }}{% endfor %}", nullptr);
   ChatTemplateOptions options;
-  options.tools = OrderedJson::parse(
-      R"([{"type": "function", "function": {"name": "f", "parameters": {"z": 1, "a": 2}}}])");
+  options.tools =
+      OrderedJson::parse(R"([{"type": "function", "function": {"name": "f", "parameters": {"z": 1, "a": 2}}}])");
   EXPECT_EQ(tmpl.apply(OrderedJson::array(), options),
             R"({"type": "function", "function": {"name": "f", "parameters": {"z": 1, "a": 2}}})");
 }
@@ -90,12 +89,10 @@ TEST(ChatTemplate, BadInputIsAnError) {
   options.tools = nullptr;
   options.variables = OrderedJson{{"messages", 1}};
   EXPECT_KILN_ERROR(tmpl.apply(OrderedJson::array(), options), "'messages'");
-  EXPECT_KILN_ERROR(ChatTemplate("{% if %}", nullptr, "tokenizer_config.json"),
-                    "tokenizer_config.json:1:7", "TemplateSyntaxError");
-  const ChatTemplate strict("{{ raise_exception('Only user and assistant roles are supported') }}",
-                            nullptr);
-  EXPECT_KILN_ERROR(strict.apply(OrderedJson::array()),
-                    "TemplateError: Only user and assistant roles are supported");
+  EXPECT_KILN_ERROR(ChatTemplate("{% if %}", nullptr, "tokenizer_config.json"), "tokenizer_config.json:1:7",
+                    "TemplateSyntaxError");
+  const ChatTemplate strict("{{ raise_exception('Only user and assistant roles are supported') }}", nullptr);
+  EXPECT_KILN_ERROR(strict.apply(OrderedJson::array()), "TemplateError: Only user and assistant roles are supported");
 }
 
 // Oracle: `kiln template` prints exactly what ChatTemplate renders for the same inputs.
@@ -104,21 +101,21 @@ TEST(ChatTemplateCli, TemplateCommandPrintsThePrompt) {
   ASSERT_TRUE(source.has_value());
   testing::TempDir scratch;
   const auto dir = testing::usable_tokenizer_dir(*source, scratch);
-  const OrderedJson messages = OrderedJson::parse(
-      R"([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi!"}])");
+  const OrderedJson messages =
+      OrderedJson::parse(R"([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi!"}])");
   write_file_atomic(scratch.path() / "messages.json", messages.dump());
   ChatTemplateOptions options;
   options.add_generation_prompt = true;
   options.variables = OrderedJson{{"enable_thinking", false}};
   const std::string expected = ChatTemplate(Tokenizer::from_dir(dir)).apply(messages, options);
   EXPECT_NE(expected.find("<think>\n\n</think>"), std::string::npos);
-  const auto result = testing::run_kiln({"template", "--model", dir.string(), "--messages",
-                                         (scratch.path() / "messages.json").string(),
-                                         "--add-generation-prompt", "--var", "enable_thinking=false"});
+  const auto result =
+      testing::run_kiln({"template", "--model", dir.string(), "--messages", (scratch.path() / "messages.json").string(),
+                         "--add-generation-prompt", "--var", "enable_thinking=false"});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.out, expected);
-  const auto missing = testing::run_kiln({"template", "--model", dir.string(), "--messages",
-                                          (scratch.path() / "nope.json").string()});
+  const auto missing =
+      testing::run_kiln({"template", "--model", dir.string(), "--messages", (scratch.path() / "nope.json").string()});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("nope.json"), std::string::npos) << missing.err;
 }

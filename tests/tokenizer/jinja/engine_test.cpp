@@ -18,8 +18,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string render(const std::string& source, const Json& context = Json::object(),
-                   const RenderOptions& options = {}) {
+std::string render(const std::string& source, const Json& context = Json::object(), const RenderOptions& options = {}) {
   return Template(source, "t.jinja").render(context, options);
 }
 
@@ -45,8 +44,7 @@ TEST(JinjaErrors, SyntaxErrorNamesLine) {
   } catch (const TemplateError& e) {
     EXPECT_EQ(e.type(), ErrorType::kTemplateSyntaxError);
     EXPECT_EQ(e.line(), 3);
-    EXPECT_NE(std::string(e.what()).find("innermost block that needs to be closed is 'for'"),
-              std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("innermost block that needs to be closed is 'for'"), std::string::npos);
   }
   try {
     render("{{ x }}\n\n   {{ 1 ! 2 }}");
@@ -65,8 +63,8 @@ TEST(JinjaErrors, RaiseExceptionCarriesTheTemplatesMessage) {
 
 // Oracle: the sandbox has no way to read other templates or files; the tags are refused.
 TEST(JinjaSandbox, TemplatesCannotLoadOtherTemplates) {
-  for (const char* source : {"{% include 'x.jinja' %}", "{% extends 'base' %}",
-                             "{% import 'm' as m %}", "{% from 'm' import x %}"}) {
+  for (const char* source :
+       {"{% include 'x.jinja' %}", "{% extends 'base' %}", "{% import 'm' as m %}", "{% from 'm' import x %}"}) {
     EXPECT_KILN_ERROR(render(source), "TemplateSyntaxError", "not supported");
   }
   EXPECT_KILN_ERROR(render("{{ ''.__class__.__mro__ }}"), "SecurityError", "unsafe");
@@ -89,18 +87,16 @@ TEST(JinjaLimits, OutputSizeIsBounded) {
 TEST(JinjaLimits, EvaluationStepsAreBounded) {
   RenderOptions options;
   options.limits.max_steps = 100000;
-  EXPECT_KILN_ERROR(
-      render("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
-             Json::object(), options),
-      "LimitError", "100000 evaluation steps");
+  EXPECT_KILN_ERROR(render("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+                           Json::object(), options),
+                    "LimitError", "100000 evaluation steps");
 }
 
 // Oracle: unbounded recursion ends with Python's exception type, not a stack overflow.
 TEST(JinjaLimits, RecursionIsBounded) {
-  EXPECT_KILN_ERROR(render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"),
-                    "RecursionError", "maximum recursion depth exceeded");
-  EXPECT_KILN_ERROR(render("{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}"),
-                    "RecursionError");
+  EXPECT_KILN_ERROR(render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"), "RecursionError",
+                    "maximum recursion depth exceeded");
+  EXPECT_KILN_ERROR(render("{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}"), "RecursionError");
   // Deeply nested expressions are refused by the parser, before any evaluation.
   const std::string deep = "{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}";
   EXPECT_KILN_ERROR(render(deep), "TemplateSyntaxError", "nests", "100 levels");
@@ -126,8 +122,7 @@ TEST(JinjaLimits, IntegerOverflowIsAnError) {
 
 // Oracle: malformed input at the edges gives a kiln::Error naming the problem.
 TEST(JinjaInput, BadTemplatesAndContextsAreErrors) {
-  EXPECT_KILN_ERROR(Template(std::string("{{ x }}\xff\xfe"), "bad.jinja"), "bad.jinja",
-                    "not valid UTF-8");
+  EXPECT_KILN_ERROR(Template(std::string("{{ x }}\xff\xfe"), "bad.jinja"), "bad.jinja", "not valid UTF-8");
   EXPECT_KILN_ERROR(render("{{ x }}", Json::array()), "t.jinja", "must be a JSON object");
   EXPECT_KILN_ERROR(render("{{ x }}", Json{{"x", 18446744073709551615ULL}}), "64-bit");
   EXPECT_KILN_ERROR(render("{{ '\\ud800' }}"), "lone surrogate");
@@ -146,8 +141,7 @@ TEST(JinjaInput, JsonRoundTrip) {
   const auto lines = testing::read_lines(testing::test_data_dir() / "jinja" / "template_goldens.jsonl");
   const Json base = Json::parse(lines.front()).at("base_context");
   EXPECT_EQ(value_to_json(value_from_json(base)), base);
-  EXPECT_EQ(value_to_json(Value::tuple({Value::integer(1), Value::string("a", true)})),
-            Json::parse(R"([1, "a"])"));
+  EXPECT_EQ(value_to_json(Value::tuple({Value::integer(1), Value::string("a", true)})), Json::parse(R"([1, "a"])"));
   EXPECT_KILN_ERROR(value_to_json(Value::undefined_name("x")), "Undefined", "cannot be converted");
   Dict dict;
   dict.set(Value::tuple({}), Value::none());
@@ -171,8 +165,8 @@ TEST(JinjaThreads, ConcurrentRendersAgree) {
       "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}"
       "<{{ m.role }}>{{ m.content|trim }}{% endfor %}{{ ns.n }}",
       "t");
-  const Json context = Json::parse(
-      R"({"messages": [{"role": "user", "content": " hi "}, {"role": "assistant", "content": "yo"}]})");
+  const Json context =
+      Json::parse(R"({"messages": [{"role": "user", "content": " hi "}, {"role": "assistant", "content": "yo"}]})");
   const std::string expected = tmpl.render(context);
   EXPECT_EQ(expected, "<user>hi<assistant>yo2");
   std::vector<std::thread> threads;

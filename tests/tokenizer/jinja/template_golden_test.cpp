@@ -38,9 +38,8 @@ TEST(TemplateGolden, EveryCaseMatchesPythonJinja2) {
     const Json record = Json::parse(lines[i]);
     const std::string name = record.at("name").get<std::string>();
     const Json& context = record.contains("context") ? record.at("context") : base;
-    const std::string expected = record.contains("rendered")
-                                     ? "OK:" + record.at("rendered").get<std::string>()
-                                     : "ERR:" + record.at("error").get<std::string>();
+    const std::string expected = record.contains("rendered") ? "OK:" + record.at("rendered").get<std::string>()
+                                                             : "ERR:" + record.at("error").get<std::string>();
     errors += record.contains("error");
     EXPECT_EQ(render_or_error(record.at("template").get<std::string>(), context), expected)
         << "case " << name << ": " << record.at("template").get<std::string>();

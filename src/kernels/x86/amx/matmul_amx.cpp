@@ -78,8 +78,7 @@ void unpack_int4_step(const std::uint8_t* chunks, std::size_t k_step, std::uint8
 }
 
 template <bool kInt4, bool kAsym>
-void gemm_int8_amx(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
-                   std::size_t row_end) {
+void gemm_int8_amx(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
   const PackedLayout& l = w.layout;
   const QuantizedActivations& xq = *a.xq;
   const std::size_t block = int8_block_columns(l, xq.group_size);
@@ -124,8 +123,8 @@ void gemm_int8_amx(const PackedWeights& w, const MatmulArgs& a, std::size_t row_
           }
           const __m512i dot = _mm512_sub_epi32(_mm512_load_si512(c_tile + j * kTileRows),
                                                _mm512_mullo_epi32(zp, _mm512_set1_epi32(sum_q)));
-          const __m512 scale = _mm512_mul_ps(
-              weight_scale, _mm512_set1_ps(xq.scales[i * xq.groups + k0 / xq.group_size]));
+          const __m512 scale =
+              _mm512_mul_ps(weight_scale, _mm512_set1_ps(xq.scales[i * xq.groups + k0 / xq.group_size]));
           acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[j]);
         }
       }
@@ -139,8 +138,7 @@ void gemm_int8_amx(const PackedWeights& w, const MatmulArgs& a, std::size_t row_
 
 // bf16: activations of 16 tokens × 32 columns are rounded into an A tile buffer; B is the
 // packed [K/2][16][2] layout as is; C accumulates in f32 across all of K.
-void gemm_bf16_amx(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
-                   std::size_t row_end) {
+void gemm_bf16_amx(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
   const PackedLayout& l = w.layout;
   const std::size_t tokens = a.n / kTokens * kTokens;
   alignas(64) float c_tile[kTokens * kTileRows];
@@ -156,8 +154,7 @@ void gemm_bf16_amx(const PackedWeights& w, const MatmulArgs& a, std::size_t row_
         const __mmask16 hi = k + 16 >= l.in ? 0 : (l.in - k - 16 >= 16 ? 0xFFFF : (1u << (l.in - k - 16)) - 1);
         for (std::size_t j = 0; j < kTokens; ++j) {
           const float* x = a.x + (i0 + j) * l.in + k;
-          const __m512bh packed = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, x + 16),
-                                                      _mm512_maskz_loadu_ps(lo, x));
+          const __m512bh packed = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, x + 16), _mm512_maskz_loadu_ps(lo, x));
           _mm512_store_si512(a_tile + j * 32, (__m512i)packed);
         }
         _tile_loadd(1, a_tile, 64);
@@ -166,8 +163,7 @@ void gemm_bf16_amx(const PackedWeights& w, const MatmulArgs& a, std::size_t row_
       }
       _tile_stored(0, c_tile, 64);
       for (std::size_t j = 0; j < kTokens; ++j) {
-        avx512::store_tile(a.y + (i0 + j) * a.y_stride, t, mask, _mm512_load_ps(c_tile + j * kTileRows),
-                           a.bias);
+        avx512::store_tile(a.y + (i0 + j) * a.y_stride, t, mask, _mm512_load_ps(c_tile + j * kTileRows), a.bias);
       }
     }
   }
@@ -177,17 +173,15 @@ void gemm_bf16_amx(const PackedWeights& w, const MatmulArgs& a, std::size_t row_
 MatmulTable g_avx512_kernels;  // filled before the AMX table, used for the remainders
 
 template <WeightScheme S, bool kInt4, bool kAsym>
-void gemm_int8_entry(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
-                     std::size_t row_end) {
+void gemm_int8_entry(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
   gemm_int8_amx<kInt4, kAsym>(w, a, row_begin, row_end);
   run_tail(g_avx512_kernels.int8[scheme_index(S)].gemm, w, a, a.n / kTokens * kTokens, row_begin, row_end);
 }
 
-void gemm_bf16_entry(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
-                     std::size_t row_end) {
+void gemm_bf16_entry(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
   gemm_bf16_amx(w, a, row_begin, row_end);
-  run_tail(g_avx512_kernels.f32[scheme_index(WeightScheme::kBf16)].gemm, w, a, a.n / kTokens * kTokens,
-           row_begin, row_end);
+  run_tail(g_avx512_kernels.f32[scheme_index(WeightScheme::kBf16)].gemm, w, a, a.n / kTokens * kTokens, row_begin,
+           row_end);
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ inline void decode_block32(const PackedWeights& w, std::size_t t, std::size_t k3
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) emit(8 * c + 4 + j, decode_nibbles<S>(_mm256_srli_epi32(v, 8 * j + 4), gs));
     }
-  } else {  // int8, stored as s8
+  } else {                                                            // int8, stored as s8
     const std::uint8_t* chunk = w.data() + (t * k_padded + k32) * 8;  // 4 columns per 32 bytes
     const GroupScale gs = group_scale<S>(w, t, k32);
 #pragma GCC unroll 8
@@ -127,8 +127,7 @@ void round_to_bf16(const float* x, std::size_t count, float* out) {
 // Decode (one activation row): decoded weights go straight into 8 FMA chains. Columns past
 // `in` meet zero activations from a padded copy of x's tail; bf16 weights meet bf16-rounded x.
 template <WeightScheme S>
-void gemv_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
-              std::size_t row_end) {
+void gemv_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
   const std::size_t in = w.layout.in;
   alignas(32) float xb[32];
   for (std::size_t i = 0; i < a.n; ++i) {
@@ -148,9 +147,8 @@ void gemv_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin
           }
           xk = xb;
         }
-        decode_block32<S>(w, t, k32, [&](int j, __m256 v) {
-          acc[j & 7] = _mm256_fmadd_ps(v, _mm256_set1_ps(xk[j]), acc[j & 7]);
-        });
+        decode_block32<S>(w, t, k32,
+                          [&](int j, __m256 v) { acc[j & 7] = _mm256_fmadd_ps(v, _mm256_set1_ps(xk[j]), acc[j & 7]); });
       }
       const __m256 sum = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])),
                                        _mm256_add_ps(_mm256_add_ps(acc[4], acc[5]), _mm256_add_ps(acc[6], acc[7])));
@@ -162,8 +160,8 @@ void gemv_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin
 // y rows i0 .. i0 + kRows of tile t += Σ_k cols[k] * x[i, k] over k in [k0, k_end). With few
 // rows, kSplit accumulators per row interleave k to hide the FMA latency.
 template <int kRows, bool kBf16>
-void fma_rows(const float* cols, const MatmulArgs& a, std::size_t i0, std::size_t t, std::size_t k0,
-              std::size_t k_end, bool first, __m256i mask, std::size_t in) {
+void fma_rows(const float* cols, const MatmulArgs& a, std::size_t i0, std::size_t t, std::size_t k0, std::size_t k_end,
+              bool first, __m256i mask, std::size_t in) {
   constexpr int kSplit = kRows == 1 ? 4 : kRows < 4 ? 2 : 1;
   __m256 acc[kRows][kSplit];
   const float* x[kRows];
@@ -203,8 +201,8 @@ void fma_rows(const float* cols, const MatmulArgs& a, std::size_t i0, std::size_
 }
 
 template <bool kBf16>
-void fma_all_rows(const float* cols, const MatmulArgs& a, std::size_t t, std::size_t k0,
-                  std::size_t k_end, bool first, __m256i mask, std::size_t in) {
+void fma_all_rows(const float* cols, const MatmulArgs& a, std::size_t t, std::size_t k0, std::size_t k_end, bool first,
+                  __m256i mask, std::size_t in) {
   std::size_t i = 0;
   for (; i + kRowsPerPass <= a.n; i += kRowsPerPass) {
     fma_rows<kRowsPerPass, kBf16>(cols, a, i, t, k0, k_end, first, mask, in);
@@ -257,9 +255,8 @@ void fma_rows_two_tiles(const float* cols0, const float* cols1, const MatmulArgs
 
 // Tiles t and t + 1 over every activation row: full passes of kRowsPerPass rows take both tiles
 // together, the last n % kRowsPerPass rows each tile alone.
-void fma_all_rows_two_tiles(const float* cols0, const float* cols1, const MatmulArgs& a, std::size_t t,
-                            std::size_t k0, std::size_t k_end, bool first, __m256i mask0, __m256i mask1,
-                            std::size_t in) {
+void fma_all_rows_two_tiles(const float* cols0, const float* cols1, const MatmulArgs& a, std::size_t t, std::size_t k0,
+                            std::size_t k_end, bool first, __m256i mask0, __m256i mask1, std::size_t in) {
   std::size_t i = 0;
   for (; i + kRowsPerPass <= a.n; i += kRowsPerPass) {
     fma_rows_two_tiles(cols0, cols1, a, i, t, k0, k_end, first, mask0, mask1, in);
@@ -274,8 +271,7 @@ void fma_all_rows_two_tiles(const float* cols0, const float* cols1, const Matmul
 }
 
 template <WeightScheme S>
-void matmul_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
-                std::size_t row_end) {
+void matmul_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
   const std::size_t in = w.layout.in;
   alignas(32) float cols[2][kBlockColumns * kTileRows];  // two tiles' [k][8]
   const auto block_of = [&](std::size_t t, std::size_t k0, std::size_t k_end, float* buffer) -> const float* {
@@ -287,7 +283,7 @@ void matmul_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_beg
     }
   };
   std::size_t t = row_begin / kTileRows;
-  if constexpr (S != WeightScheme::kBf16) {  // bf16 activations are rounded per row: one tile at a time
+  if constexpr (S != WeightScheme::kBf16) {          // bf16 activations are rounded per row: one tile at a time
     for (; (t + 1) * kTileRows < row_end; t += 2) {  // both tiles hold rows of the range
       const __m256i mask0 = row_mask(t, row_begin, row_end), mask1 = row_mask(t + 1, row_begin, row_end);
       for (std::size_t k0 = 0; k0 < in; k0 += kBlockColumns) {
@@ -316,8 +312,8 @@ void matmul_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_beg
 constexpr std::size_t kBf16Rows = 32, kBf16Columns = 64;
 
 template <int kRows>
-void bf16_rows(const std::uint8_t* pairs_of_tile, std::size_t pairs, const float (*x)[kBf16Columns],
-               float* y, std::size_t y_stride, __m256 init, bool first, __m256i mask) {
+void bf16_rows(const std::uint8_t* pairs_of_tile, std::size_t pairs, const float (*x)[kBf16Columns], float* y,
+               std::size_t y_stride, __m256 init, bool first, __m256i mask) {
   const __m256i high = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
   __m256 even[kRows], odd[kRows];
   for (int j = 0; j < kRows; ++j) {
@@ -337,8 +333,7 @@ void bf16_rows(const std::uint8_t* pairs_of_tile, std::size_t pairs, const float
   for (int j = 0; j < kRows; ++j) _mm256_maskstore_ps(y + j * y_stride, mask, _mm256_add_ps(even[j], odd[j]));
 }
 
-void gemm_bf16(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
-               std::size_t row_end) {
+void gemm_bf16(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
   const std::size_t in = w.layout.in;
   alignas(32) float x[kBf16Rows][kBf16Columns];  // [rows, columns]: bf16-rounded, zero-padded
   for (std::size_t i0 = 0; i0 < a.n; i0 += kBf16Rows) {
@@ -356,7 +351,8 @@ void gemm_bf16(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begi
         const __m256 init = a.bias ? load_rows(a.bias + t * kTileRows, mask) : _mm256_setzero_ps();
         float* y = a.y + i0 * a.y_stride + t * kTileRows;
         std::size_t j = 0;
-        for (; j + 4 <= rows; j += 4) bf16_rows<4>(tile, pairs, x + j, y + j * a.y_stride, a.y_stride, init, k0 == 0, mask);
+        for (; j + 4 <= rows; j += 4)
+          bf16_rows<4>(tile, pairs, x + j, y + j * a.y_stride, a.y_stride, init, k0 == 0, mask);
         switch (rows - j) {
           case 3: bf16_rows<3>(tile, pairs, x + j, y + j * a.y_stride, a.y_stride, init, k0 == 0, mask); break;
           case 2: bf16_rows<2>(tile, pairs, x + j, y + j * a.y_stride, a.y_stride, init, k0 == 0, mask); break;

@@ -36,8 +36,8 @@ constexpr int kTiles = 2, kRows = 3;  // 16 ymm: 6 accumulators, 4 unpacked vect
 
 // Σ u q over the 32 columns from k of every (tile, row) pair, into dot. The accumulators are
 // named, not an array: GCC keeps an array indexed in loops it unrolls late on the stack.
-inline void dot_chunk(const std::uint8_t* const (&tile)[kTiles], const std::int8_t* const (&q)[kRows],
-                      std::size_t k, __m256i (&dot)[kTiles][kRows]) {
+inline void dot_chunk(const std::uint8_t* const (&tile)[kTiles], const std::int8_t* const (&q)[kRows], std::size_t k,
+                      __m256i (&dot)[kTiles][kRows]) {
   const __m256i low = _mm256_set1_epi8(0x0F);
   __m256i p00 = _mm256_setzero_si256(), p01 = p00, p02 = p00, p10 = p00, p11 = p00, p12 = p00;
 #pragma GCC unroll 1  // unrolled, GCC hoists the next steps' unpacking and spills
@@ -123,7 +123,8 @@ void gemm_micro(const PackedWeights& w, const MatmulArgs& a, const GemmShape& s,
       zero_sum[j] += act_scale * static_cast<float>(sum_q);
       const __m256 sa = _mm256_set1_ps(act_scale);
 #pragma GCC unroll 4
-      for (int u = 0; u < kTiles; ++u) group_acc[u][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[u][j]), sa, group_acc[u][j]);
+      for (int u = 0; u < kTiles; ++u)
+        group_acc[u][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[u][j]), sa, group_acc[u][j]);
     }
     if (--act_left == 0) {
       ++act_group;
@@ -154,7 +155,8 @@ void gemm_micro(const PackedWeights& w, const MatmulArgs& a, const GemmShape& s,
     weight_left = s.blocks_per_weight_group;
   }
   for (std::size_t u = 0; u < tiles; ++u) {
-    for (std::size_t j = 0; j < rows; ++j) store_tile(a.y + (i0 + j) * a.y_stride, t0 + u, masks[u], total[u][j], a.bias);
+    for (std::size_t j = 0; j < rows; ++j)
+      store_tile(a.y + (i0 + j) * a.y_stride, t0 + u, masks[u], total[u][j], a.bias);
   }
 }
 

@@ -81,8 +81,8 @@ inline void add_chunk_dots(const std::uint8_t* w, const std::int8_t* const (&q)[
 // integers per block; asymmetric zero points are per weight group, removed once per group in f32:
 //   Σ_b s_a,b Σ_{k∈b} (u - zp) q = Σ_b s_a,b Σ_{k∈b} u q  -  zp · Σ_b s_a,b Σ_{k∈b} q.
 template <bool kInt4, bool kAsym, bool kOneChunk, int kRows>
-void int8_rows(const PackedWeights& w, const MatmulArgs& a, const Int8Shape& s, std::size_t t,
-               std::size_t i0, __m256i mask) {
+void int8_rows(const PackedWeights& w, const MatmulArgs& a, const Int8Shape& s, std::size_t t, std::size_t i0,
+               __m256i mask) {
   constexpr std::size_t kChunkBytes = kActivationChunk * kTileRows / (kInt4 ? 2 : 1);
   const PackedLayout& l = w.layout;
   const QuantizedActivations& xq = *a.xq;

@@ -38,8 +38,7 @@ void quantize32(const float* x, __m256 inverse, std::int8_t* codes) {
 
 }  // namespace
 
-void quantize_activations(const float* x, const QuantizedActivations& q, std::size_t row_begin,
-                          std::size_t row_end) {
+void quantize_activations(const float* x, const QuantizedActivations& q, std::size_t row_begin, std::size_t row_end) {
   for (std::size_t i = row_begin; i < row_end; ++i) {
     const float* xi = x + i * q.in;
     std::int8_t* codes = q.codes + i * q.row_stride;
@@ -61,7 +60,8 @@ void quantize_activations(const float* x, const QuantizedActivations& q, std::si
       const __m256i quads = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
       alignas(32) std::int32_t lanes[8];
       _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), quads);
-      q.chunk_sums[i * q.chunks + c] = lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
+      q.chunk_sums[i * q.chunks + c] =
+          lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
     }
   }
 }

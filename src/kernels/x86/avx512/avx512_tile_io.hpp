@@ -21,8 +21,7 @@ inline __mmask16 row_mask(std::size_t tile, std::size_t row_begin, std::size_t r
 }
 
 // y_row[tile rows in mask] = acc (+ bias). Masked lanes are neither read nor written.
-inline void store_tile(float* y_row, std::size_t tile, __mmask16 mask, __m512 acc,
-                       const float* bias) {
+inline void store_tile(float* y_row, std::size_t tile, __mmask16 mask, __m512 acc, const float* bias) {
   if (bias) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(mask, bias + tile * kTileRows));
   _mm512_mask_storeu_ps(y_row + tile * kTileRows, mask, acc);
 }

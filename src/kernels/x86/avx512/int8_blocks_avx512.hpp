@@ -20,8 +20,7 @@ struct Int8Shape {
 
 template <bool kInt4>
 inline Int8Shape int8_shape(const PackedLayout& l, const QuantizedActivations& xq) {
-  return Int8Shape{int8_block_columns(l, xq.group_size), (l.in + 31) / 32 * 32,
-                   l.k_padded * (kInt4 ? 8 : 16)};
+  return Int8Shape{int8_block_columns(l, xq.group_size), (l.in + 31) / 32 * 32, l.k_padded * (kInt4 ? 8 : 16)};
 }
 
 inline std::int32_t chunk_sum(const std::int32_t* sums, std::size_t k0, std::size_t k1) {
@@ -44,8 +43,7 @@ inline __m512i subtract_zero_point(__m512i dot, const std::uint8_t* zeros, std::
 // Σ u q over columns [k0, k1) of one tile for one activation row; 4 accumulators break the
 // vpdpbusd dependency chain.
 template <bool kInt4>
-inline __m512i dot_block(const std::uint8_t* tile, const std::int8_t* q, std::size_t k0,
-                         std::size_t k1) {
+inline __m512i dot_block(const std::uint8_t* tile, const std::int8_t* q, std::size_t k0, std::size_t k1) {
   __m512i d0 = _mm512_setzero_si512(), d1 = d0, d2 = d0, d3 = d0;
   if constexpr (kInt4) {
     const __m512i low = _mm512_set1_epi8(0x0F);

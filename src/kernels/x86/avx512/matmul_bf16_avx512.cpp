@@ -23,17 +23,17 @@ namespace {
 
 constexpr std::size_t kBlockColumns = 512;  // k-block
 constexpr std::size_t kBlockPairs = kBlockColumns / 2;
-constexpr std::size_t kBlockRows = 48;      // activation rows converted per block (multiple of 6)
-constexpr int kMaxTiles = 4;                // weight tiles per micro-kernel
-constexpr int kMaxRows = 6;                 // activation rows per micro-kernel
-constexpr std::size_t kPrefetchRows = 4;    // rows of x converted ahead of their prefetch
+constexpr std::size_t kBlockRows = 48;    // activation rows converted per block (multiple of 6)
+constexpr int kMaxTiles = 4;              // weight tiles per micro-kernel
+constexpr int kMaxRows = 6;               // activation rows per micro-kernel
+constexpr std::size_t kPrefetchRows = 4;  // rows of x converted ahead of their prefetch
 
 // pairs[p] = bf16(x[k0 + 2p]) | bf16(x[k0 + 2p + 1]) << 16 for columns [k0, k0 + count), zero
 // beyond `in`. `ahead` (a later row of x, or null) is prefetched over the same columns: every
 // call re-reads x from L3 or memory, and a row's 2 KiB run is too short to train the hardware
 // prefetcher (the loads were 11% of a 1B calibration's CPU time).
-void convert_pairs(const float* x, std::size_t k0, std::size_t count, std::size_t in,
-                   std::uint32_t* pairs, const float* ahead) {
+void convert_pairs(const float* x, std::size_t k0, std::size_t count, std::size_t in, std::uint32_t* pairs,
+                   const float* ahead) {
   for (std::size_t k = k0; k < k0 + count; k += 32) {
     if (ahead && k < in) {
       _mm_prefetch(reinterpret_cast<const char*>(ahead + k), _MM_HINT_T0);
@@ -41,8 +41,7 @@ void convert_pairs(const float* x, std::size_t k0, std::size_t count, std::size_
     }
     const auto lanes = [&](std::size_t from) -> __mmask16 {
       if (from >= in) return 0;
-      return in - from >= 16 ? static_cast<__mmask16>(0xFFFF)
-                             : static_cast<__mmask16>((1u << (in - from)) - 1u);
+      return in - from >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (in - from)) - 1u);
     };
     const __m512 lo = _mm512_maskz_loadu_ps(lanes(k), x + k);
     const __m512 hi = _mm512_maskz_loadu_ps(lanes(k + 16), x + k + 16);
@@ -58,11 +57,11 @@ struct MicroArgs {
   std::size_t tile_stride;     // bytes between consecutive tiles
   const std::uint32_t* pairs;  // [kRows][kBlockPairs] bf16 pairs of the rows
   std::size_t pair_count;
-  float* y;                    // first row's output at the first tile's column
+  float* y;  // first row's output at the first tile's column
   std::size_t y_stride;
-  const __mmask16* masks;      // [kTiles] lanes of each tile inside the call's row range
-  const float* bias;           // at the first tile's column; null: none
-  bool first;                  // first k-block: start from the bias (or zero), not from y
+  const __mmask16* masks;  // [kTiles] lanes of each tile inside the call's row range
+  const float* bias;       // at the first tile's column; null: none
+  bool first;              // first k-block: start from the bias (or zero), not from y
 };
 
 template <int kTiles, int kRows>
@@ -70,8 +69,8 @@ void micro_kernel(const MicroArgs& m) {
   __m512 acc[kRows][kTiles];
 #pragma GCC unroll 8
   for (int t = 0; t < kTiles; ++t) {
-    const __m512 init = m.first && m.bias ? _mm512_maskz_loadu_ps(m.masks[t], m.bias + t * kTileRows)
-                                          : _mm512_setzero_ps();
+    const __m512 init =
+        m.first && m.bias ? _mm512_maskz_loadu_ps(m.masks[t], m.bias + t * kTileRows) : _mm512_setzero_ps();
 #pragma GCC unroll 8
     for (int j = 0; j < kRows; ++j) {
       acc[j][t] = m.first ? init : _mm512_maskz_loadu_ps(m.masks[t], m.y + j * m.y_stride + t * kTileRows);
@@ -116,15 +115,15 @@ constexpr std::array<std::array<MicroKernel, kMaxRows>, kMaxTiles> kMicroKernels
 // Rows [i0, i0 + rows) of x, already converted for the k-block starting at k0, times every tile
 // in [t_begin, t_end).
 void multiply_block(const PackedWeights& w, const MatmulArgs& a, const std::uint32_t (*pairs)[kBlockPairs],
-                    std::size_t i0, std::size_t rows, std::size_t k0, std::size_t pair_count,
-                    std::size_t t_begin, std::size_t t_end, std::size_t row_begin, std::size_t row_end) {
+                    std::size_t i0, std::size_t rows, std::size_t k0, std::size_t pair_count, std::size_t t_begin,
+                    std::size_t t_end, std::size_t row_begin, std::size_t row_end) {
   const std::size_t tile_stride = w.layout.k_padded * 32;
   for (std::size_t t = t_begin; t < t_end; t += kMaxTiles) {
     const std::size_t tiles = std::min<std::size_t>(kMaxTiles, t_end - t);
     __mmask16 masks[kMaxTiles];
     for (std::size_t u = 0; u < tiles; ++u) masks[u] = row_mask(t + u, row_begin, row_end);
-    MicroArgs m{w.data() + t * tile_stride + k0 * 32, tile_stride, nullptr, pair_count, nullptr,
-                a.y_stride, masks, a.bias ? a.bias + t * kTileRows : nullptr, k0 == 0};
+    MicroArgs m{w.data() + t * tile_stride + k0 * 32,      tile_stride, nullptr, pair_count, nullptr, a.y_stride, masks,
+                a.bias ? a.bias + t * kTileRows : nullptr, k0 == 0};
     for (std::size_t j = 0; j < rows; j += kMaxRows) {
       const std::size_t r = std::min<std::size_t>(kMaxRows, rows - j);
       m.pairs = pairs[j];
@@ -134,8 +133,7 @@ void multiply_block(const PackedWeights& w, const MatmulArgs& a, const std::uint
   }
 }
 
-void matmul_bf16(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
-                 std::size_t row_end) {
+void matmul_bf16(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
   const std::size_t in = w.layout.in;
   const std::size_t t_begin = row_begin / kTileRows, t_end = (row_end + kTileRows - 1) / kTileRows;
   alignas(64) std::uint32_t pairs[kBlockRows][kBlockPairs];  // [rows of the block][pairs of the k-block]

@@ -103,8 +103,7 @@ void decode_tile(const PackedWeights& w, std::size_t t, std::size_t k0, std::siz
 // Decode (one activation row): weights go from the decoder straight into 8 FMA chains, never
 // through memory. Columns past `in` meet zero activations from a padded copy of x's tail.
 template <WeightScheme S>
-void gemv_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
-              std::size_t row_end) {
+void gemv_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
   const std::size_t in = w.layout.in;
   const std::size_t full = in / 32 * 32;
   alignas(64) float tail[32];
@@ -116,9 +115,8 @@ void gemv_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin
       for (auto& v : acc) v = _mm512_setzero_ps();
       for (std::size_t k32 = 0; k32 < in; k32 += 32) {
         const float* xb = k32 < full ? x + k32 : tail;
-        decode_block32<S>(w, t, k32, [&](int j, __m512 v) {
-          acc[j & 7] = _mm512_fmadd_ps(v, _mm512_set1_ps(xb[j]), acc[j & 7]);
-        });
+        decode_block32<S>(w, t, k32,
+                          [&](int j, __m512 v) { acc[j & 7] = _mm512_fmadd_ps(v, _mm512_set1_ps(xb[j]), acc[j & 7]); });
       }
       const __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])),
                                        _mm512_add_ps(_mm512_add_ps(acc[4], acc[5]), _mm512_add_ps(acc[6], acc[7])));
@@ -131,13 +129,12 @@ void gemv_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin
 // With few rows, kSplit accumulators per row interleave k so the FMA latency (4 cycles) is not
 // paid once per column (the last pass of an n that is not a multiple of kRowsPerPass).
 template <int kRows>
-void fma_rows(const float* cols, const MatmulArgs& a, std::size_t i0, std::size_t t,
-              std::size_t k0, std::size_t k_end, bool first, __mmask16 mask, std::size_t in) {
+void fma_rows(const float* cols, const MatmulArgs& a, std::size_t i0, std::size_t t, std::size_t k0, std::size_t k_end,
+              bool first, __mmask16 mask, std::size_t in) {
   constexpr int kSplit = kRows == 1 ? 4 : kRows < 4 ? 2 : 1;
   __m512 acc[kRows][kSplit];
   const float* x[kRows];
-  const __m512 init = first && a.bias ? _mm512_maskz_loadu_ps(mask, a.bias + t * kTileRows)
-                                      : _mm512_setzero_ps();
+  const __m512 init = first && a.bias ? _mm512_maskz_loadu_ps(mask, a.bias + t * kTileRows) : _mm512_setzero_ps();
 #pragma GCC unroll 8
   for (int j = 0; j < kRows; ++j) {
     float* y = a.y + (i0 + j) * a.y_stride + t * kTileRows;
@@ -169,8 +166,8 @@ void fma_rows(const float* cols, const MatmulArgs& a, std::size_t i0, std::size_
   }
 }
 
-void fma_all_rows(const float* cols, const MatmulArgs& a, std::size_t t, std::size_t k0,
-                  std::size_t k_end, bool first, __mmask16 mask, std::size_t in) {
+void fma_all_rows(const float* cols, const MatmulArgs& a, std::size_t t, std::size_t k0, std::size_t k_end, bool first,
+                  __mmask16 mask, std::size_t in) {
   std::size_t i = 0;
   for (; i + kRowsPerPass <= a.n; i += kRowsPerPass) {
     fma_rows<kRowsPerPass>(cols, a, i, t, k0, k_end, first, mask, in);
@@ -188,8 +185,7 @@ void fma_all_rows(const float* cols, const MatmulArgs& a, std::size_t t, std::si
 }
 
 template <WeightScheme S>
-void matmul_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
-                std::size_t row_end) {
+void matmul_f32(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
   const std::size_t in = w.layout.in;
   alignas(64) float cols[kBlockColumns * kTileRows];  // [k][16]
   for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end; ++t) {

@@ -22,8 +22,7 @@ namespace {
 // masked in place (16 u) and their sums shifted back once per block, which saves the shift per
 // 64 bytes; the exact product 16 u q fits int32 for any block (int8_block_columns <= 16384).
 template <bool kInt4>
-inline __m512i gemv_dot_block(const std::uint8_t* tile, const std::int8_t* q, std::size_t k0,
-                              std::size_t k1) {
+inline __m512i gemv_dot_block(const std::uint8_t* tile, const std::int8_t* q, std::size_t k0, std::size_t k1) {
   __m512i d0 = _mm512_setzero_si512(), d1 = d0, d2 = d0, d3 = d0;
   if constexpr (kInt4) {
     const __m512i low = _mm512_set1_epi8(0x0F), high = _mm512_set1_epi8(static_cast<char>(0xF0));
@@ -51,8 +50,7 @@ inline __m512i gemv_dot_block(const std::uint8_t* tile, const std::int8_t* q, st
 
 // Decode (n small): each activation row streams every tile of the row range once.
 template <bool kInt4, bool kAsym>
-void gemv_int8(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
-               std::size_t row_end) {
+void gemv_int8(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
   const PackedLayout& l = w.layout;
   const QuantizedActivations& xq = *a.xq;
   const Int8Shape s = int8_shape<kInt4>(l, xq);

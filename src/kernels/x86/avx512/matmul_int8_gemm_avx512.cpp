@@ -45,8 +45,8 @@ struct Prefetch {
 
 // Σ u q over columns [k0, k1) of one block for every (tile, row) pair, into dot (zeroed here).
 template <bool kInt4, int kTiles, int kRows>
-inline void dot_tiles(const std::uint8_t* const (&tile)[kTiles], const std::int8_t* const (&q)[kRows],
-                      std::size_t k0, std::size_t k1, __m512i (&dot)[kTiles][kRows]) {
+inline void dot_tiles(const std::uint8_t* const (&tile)[kTiles], const std::int8_t* const (&q)[kRows], std::size_t k0,
+                      std::size_t k1, __m512i (&dot)[kTiles][kRows]) {
 #pragma GCC unroll 8
   for (int u = 0; u < kTiles; ++u) {
 #pragma GCC unroll 8
@@ -89,8 +89,8 @@ inline void dot_tiles(const std::uint8_t* const (&tile)[kTiles], const std::int8
 
 // Output tiles [t0, t0 + kTiles) × activation rows [i0, i0 + kRows).
 template <bool kInt4, bool kAsym, int kTiles, int kRows>
-void gemm_micro(const PackedWeights& w, const MatmulArgs& a, const GemmShape& s, std::size_t t0,
-                std::size_t i0, const __mmask16 (&masks)[kTiles], Prefetch& prefetch) {
+void gemm_micro(const PackedWeights& w, const MatmulArgs& a, const GemmShape& s, std::size_t t0, std::size_t i0,
+                const __mmask16 (&masks)[kTiles], Prefetch& prefetch) {
   const PackedLayout& l = w.layout;
   const QuantizedActivations& xq = *a.xq;
   const std::uint8_t* tile[kTiles];
@@ -131,7 +131,8 @@ void gemm_micro(const PackedWeights& w, const MatmulArgs& a, const GemmShape& s,
       zero_sum[j] += act_scale * static_cast<float>(sum_q);
       const __m512 sa = _mm512_set1_ps(act_scale);
 #pragma GCC unroll 8
-      for (int u = 0; u < kTiles; ++u) group_acc[u][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[u][j]), sa, group_acc[u][j]);
+      for (int u = 0; u < kTiles; ++u)
+        group_acc[u][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[u][j]), sa, group_acc[u][j]);
     }
     if (--act_left == 0) {
       ++act_group;
@@ -170,8 +171,8 @@ void gemm_micro(const PackedWeights& w, const MatmulArgs& a, const GemmShape& s,
 
 // One pass of `rows` (<= kRows) activation rows from row i.
 template <bool kInt4, bool kAsym, int kTiles, int kRows>
-void gemm_pass(std::size_t rows, const PackedWeights& w, const MatmulArgs& a, const GemmShape& s,
-               std::size_t t0, std::size_t i, const __mmask16 (&masks)[kTiles], Prefetch& prefetch) {
+void gemm_pass(std::size_t rows, const PackedWeights& w, const MatmulArgs& a, const GemmShape& s, std::size_t t0,
+               std::size_t i, const __mmask16 (&masks)[kTiles], Prefetch& prefetch) {
   if (rows == kRows) {
     gemm_micro<kInt4, kAsym, kTiles, kRows>(w, a, s, t0, i, masks, prefetch);
   } else if constexpr (kRows > 1) {
@@ -188,7 +189,8 @@ void gemm_tiles(const PackedWeights& w, const MatmulArgs& a, const GemmShape& s,
   static_assert(kMaxRows <= 8);
   const std::size_t passes = (a.n + kMaxRows - 1) / kMaxRows;
   const std::size_t blocks = (w.layout.in + s.block - 1) / s.block;
-  const std::size_t next_tiles = prefetch_end > t0 + kTiles ? std::min<std::size_t>(prefetch_end - t0 - kTiles, kTiles) : 0;
+  const std::size_t next_tiles =
+      prefetch_end > t0 + kTiles ? std::min<std::size_t>(prefetch_end - t0 - kTiles, kTiles) : 0;
   const std::size_t lines = next_tiles * s.tile_bytes / 64;
   Prefetch prefetch{w.data() + (t0 + kTiles) * s.tile_bytes, w.data() + (t0 + kTiles + next_tiles) * s.tile_bytes, 0};
   std::size_t i = 0;
@@ -201,8 +203,7 @@ void gemm_tiles(const PackedWeights& w, const MatmulArgs& a, const GemmShape& s,
 }
 
 template <bool kInt4, bool kAsym>
-void gemm_int8(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin,
-               std::size_t row_end) {
+void gemm_int8(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
   const GemmShape s = gemm_shape<kInt4>(w.layout, *a.xq);
   const std::size_t tile_end = (row_end + kTileRows - 1) / kTileRows;
   std::size_t t = row_begin / kTileRows;

@@ -36,17 +36,15 @@ void quantize_row(const float* x, std::int8_t* codes, float* scales, const Quant
 
 }  // namespace
 
-void quantize_activations(const float* x, const QuantizedActivations& q, std::size_t row_begin,
-                          std::size_t row_end) {
+void quantize_activations(const float* x, const QuantizedActivations& q, std::size_t row_begin, std::size_t row_end) {
   for (std::size_t i = row_begin; i < row_end; ++i) {
     std::int8_t* codes = q.codes + i * q.row_stride;
     quantize_row(x + i * q.in, codes, q.scales + i * q.groups, q);
     std::memset(codes + q.in, 0, q.row_stride - q.in);
     for (std::size_t c = 0; c < q.chunks; ++c) {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + c * kActivationChunk));
-      q.chunk_sums[i * q.chunks + c] =
-          _mm512_reduce_add_epi32(_mm512_add_epi32(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(v)),
-                                                   _mm512_cvtepi8_epi32(_mm256_extracti128_si256(v, 1))));
+      q.chunk_sums[i * q.chunks + c] = _mm512_reduce_add_epi32(_mm512_add_epi32(
+          _mm512_cvtepi8_epi32(_mm256_castsi256_si128(v)), _mm512_cvtepi8_epi32(_mm256_extracti128_si256(v, 1))));
     }
   }
 }
