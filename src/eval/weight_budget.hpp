@@ -1,7 +1,7 @@
 // The weight half of `kiln budget`: the bytes every tensor takes for an export choice (weight
 // format, group size, ratio, all-layers), grouped by class: embedding, head, attention, MLP,
 // norms, and the scales and zero points of the quantised matrices. Invariant: the byte counts
-// are those of kernels/weight_format.hpp's canonical layouts, i.e. what model.bin stores.
+// are those of ir/weight_format.hpp's canonical layouts, i.e. what model.bin stores.
 #pragma once
 
 #include <array>
@@ -13,7 +13,7 @@
 
 #include "ir/model_config.hpp"
 #include "ir/tensor_source.hpp"
-#include "kernels/weight_format.hpp"
+#include "ir/weight_format.hpp"
 #include "models/tensor_specs.hpp"
 
 namespace kiln::eval {

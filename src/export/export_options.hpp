@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/weight_format.hpp"
+#include "ir/weight_format.hpp"
 #include "util/json.hpp"
 
 namespace kiln::exporter {

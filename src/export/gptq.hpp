@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "export/activation_statistics.hpp"
-#include "kernels/weight_format.hpp"
+#include "ir/weight_format.hpp"
 
 namespace kiln::exporter {
 

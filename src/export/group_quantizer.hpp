@@ -1,12 +1,12 @@
 // Quantising one group of weights with chosen parameters, on top of the kernels' reference
-// (kernels/weight_format.hpp): the building block scale estimation, GPTQ and AWQ's search share.
+// (ir/weight_format.hpp): the building block scale estimation, GPTQ and AWQ's search share.
 // Scales are always rounded to f16 first, so what is evaluated is what model.bin will store.
 #pragma once
 
 #include <optional>
 #include <span>
 
-#include "kernels/weight_format.hpp"
+#include "ir/weight_format.hpp"
 
 namespace kiln::exporter {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/weight_format.hpp"
+#include "ir/weight_format.hpp"
 #include "util/json.hpp"
 
 namespace kiln::ir {
@@ -22,7 +22,7 @@ inline constexpr std::string_view kIrModelBin = "model.bin";
 inline constexpr std::string_view kIrManifestJson = "manifest.json";
 
 // How the bytes of one table entry are stored. I4 / U4 pack two values per byte over the flat
-// index, the even index in the low nibble (kernels/weight_format.hpp).
+// index, the even index in the low nibble (ir/weight_format.hpp).
 enum class StorageType : std::uint8_t { kF32, kF16, kBF16, kI8, kU8, kI4, kU4 };
 
 std::string_view storage_type_name(StorageType type);  // "F32", ..., "U4"

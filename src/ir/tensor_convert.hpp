@@ -1,6 +1,6 @@
 // Conversion of stored tensors to f32, element range by element range: float tensors (F32, F16,
 // BF16) are converted, quantised matrices dequantised through the kernels' reference
-// (kernels/weight_format.hpp). Reads tolerate unaligned float data (safetensors headers are not
+// (ir/weight_format.hpp). Reads tolerate unaligned float data (safetensors headers are not
 // always padded).
 #pragma once
 

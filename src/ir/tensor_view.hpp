@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "ir/dtype.hpp"
-#include "kernels/weight_format.hpp"
+#include "ir/weight_format.hpp"
 
 namespace kiln::ir {
 
-// How a quantised [out, in] weight matrix is stored (layouts in kernels/weight_format.hpp).
+// How a quantised [out, in] weight matrix is stored (layouts in ir/weight_format.hpp).
 // For such a tensor `bytes` holds the codes, `shape` is the logical [out, in] and `dtype` is U8
 // (raw codes: the scheme says how to read them).
 struct TensorQuantization {

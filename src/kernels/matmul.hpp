@@ -17,10 +17,10 @@
 #include <cstdint>
 #include <string_view>
 
+#include "ir/weight_format.hpp"
 #include "kernels/activation_quant.hpp"
 #include "kernels/cpu_isa.hpp"
 #include "kernels/packed_weights.hpp"
-#include "kernels/weight_format.hpp"
 
 namespace kiln::kernels {
 

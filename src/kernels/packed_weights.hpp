@@ -23,8 +23,8 @@
 #include <span>
 #include <string_view>
 
+#include "ir/weight_format.hpp"
 #include "kernels/cpu_isa.hpp"
-#include "kernels/weight_format.hpp"
 
 namespace kiln::kernels {
 

@@ -11,9 +11,9 @@
 #include <memory>
 #include <vector>
 
+#include "ir/weight_format.hpp"
 #include "kernels/activation_quant.hpp"
 #include "kernels/attention/attention_reference.hpp"
-#include "kernels/weight_format.hpp"
 #include "models/reference_ops.hpp"
 #include "util/half.hpp"
 

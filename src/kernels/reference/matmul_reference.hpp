@@ -5,8 +5,8 @@
 
 #include <cstddef>
 
+#include "ir/weight_format.hpp"
 #include "kernels/activation_quant.hpp"
-#include "kernels/weight_format.hpp"
 
 namespace kiln::kernels::reference {
 

@@ -1,7 +1,7 @@
 // The canonical, device-independent layouts of weight matrices in model.bin, and the scalar
-// reference quantisation (round to nearest, NNCF's conventions) and dequantisation. These are the
-// oracle for every kernel and the building blocks of the export; the bytes they define are the
-// on-disk format, so any change here is a format_version change.
+// reference quantisation (round to nearest, NNCF's conventions) and dequantisation. The IR owns
+// them: the export writes these bytes, kernels read them (to repack for a device, and as the
+// oracle they are tested against). Any change here is a format_version change.
 //
 // A matrix is [out, in] (PyTorch Linear), rows contiguous. Per scheme, a stored "code" means:
 //   f32, f16, bf16  one value per element (no codes, no scales)

@@ -1,7 +1,7 @@
 // Oracles: hand-packed bytes for the canonical layouts (nibble order, flat packing across rows,
 // zero-point packing), NNCF's scale formulas worked out by hand, and the RTN error bound
 // |w - dequant(quant(w))| <= |scale| / 2 for every element inside the scheme's range.
-#include "kernels/weight_format.hpp"
+#include "ir/weight_format.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Reference quantisation and (de)coding of the canonical weight layouts; see weight_format.hpp
 // for the layout and NNCF's conventions this follows.
-#include "kernels/weight_format.hpp"
+#include "ir/weight_format.hpp"
 
 #include <algorithm>
 #include <cfloat>
