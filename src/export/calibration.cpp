@@ -5,7 +5,7 @@
 
 #include "export/recording_ops.hpp"
 #include "models/model_factory.hpp"
-#include "models/reference_ops.hpp"
+#include "runtime/reference/reference_ops.hpp"
 #include "util/error.hpp"
 #include "util/file_io.hpp"
 #include "util/sha256.hpp"
@@ -49,7 +49,8 @@ CalibrationData load_calibration_data(const std::string& dataset, const Tokenize
 std::map<std::string, std::shared_ptr<InputStatistics>> collect_statistics(
     const ir::ModelConfig& config, std::shared_ptr<const ir::TensorSource> source, const CalibrationData& data,
     const std::map<std::string, StatisticsConfig>& watched, const CalibrationRun& run) {
-  std::unique_ptr<models::Ops> backend = run.backend ? run.backend(run.pool) : std::make_unique<models::ReferenceOps>();
+  std::unique_ptr<models::Ops> backend =
+      run.backend ? run.backend(run.pool) : std::make_unique<runtime::ReferenceOps>();
   // NOTE: without the head nothing reads the last layer's MLP output (it only joins the residual
   // stream the head would normalise), so that product (1/7 of a layer's) is left out.
   std::set<std::string> unread;

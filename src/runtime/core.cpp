@@ -5,9 +5,9 @@
 #include "ir/hf_checkpoint.hpp"
 #include "ir/ir_model.hpp"
 #include "models/model_factory.hpp"
-#include "models/reference_ops.hpp"
 #include "models/tensor_specs.hpp"
 #include "runtime/cpu/cpu_ops.hpp"
+#include "runtime/reference/reference_ops.hpp"
 #include "runtime/thread_pool.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -118,7 +118,7 @@ CompiledModel Core::compile_model(const ir::ModelConfig& config, std::shared_ptr
     out.config = config;
     out.weights = weights;
     out.info.device = std::string(device);
-    out.model = models::create_language_model(config, weights, std::make_unique<models::ReferenceOps>(),
+    out.model = models::create_language_model(config, weights, std::make_unique<runtime::ReferenceOps>(),
                                               kv_cache_layout(config, request, models::KvPrecision::kF32, 32));
     return out;
   }

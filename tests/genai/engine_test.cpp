@@ -8,7 +8,7 @@
 
 #include "../models/golden_checkpoint.hpp"
 #include "models/model_factory.hpp"
-#include "models/reference_ops.hpp"
+#include "runtime/reference/reference_ops.hpp"
 
 namespace kiln::genai {
 namespace {
@@ -18,7 +18,7 @@ std::unique_ptr<models::LanguageModel> model_with(const testing::GoldenCheckpoin
   models::KvCacheLayout kv;
   kv.num_blocks = num_blocks;
   kv.block_size = block_size;
-  return models::create_language_model(g.checkpoint->config(), g.checkpoint, std::make_unique<models::ReferenceOps>(),
+  return models::create_language_model(g.checkpoint->config(), g.checkpoint, std::make_unique<runtime::ReferenceOps>(),
                                        kv);
 }
 

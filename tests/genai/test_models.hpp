@@ -10,7 +10,7 @@
 #include "ir/hf_checkpoint.hpp"
 #include "kiln/tokenizer.hpp"
 #include "models/model_factory.hpp"
-#include "models/reference_ops.hpp"
+#include "runtime/reference/reference_ops.hpp"
 #include "support/test_support.hpp"
 
 namespace kiln::testing {
@@ -30,8 +30,8 @@ inline TestModel load_test_model(const std::filesystem::path& dir, std::int64_t 
   models::KvCacheLayout kv;
   kv.num_blocks = num_blocks;
   kv.block_size = block_size;
-  m.model =
-      models::create_language_model(m.checkpoint->config(), m.checkpoint, std::make_unique<models::ReferenceOps>(), kv);
+  m.model = models::create_language_model(m.checkpoint->config(), m.checkpoint,
+                                          std::make_unique<runtime::ReferenceOps>(), kv);
   return m;
 }
 

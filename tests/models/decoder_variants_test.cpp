@@ -11,7 +11,7 @@
 #include "golden_checkpoint.hpp"
 #include "ir/safetensors.hpp"
 #include "models/model_factory.hpp"
-#include "models/reference_ops.hpp"
+#include "runtime/reference/reference_ops.hpp"
 
 namespace kiln::models {
 namespace {
@@ -21,7 +21,7 @@ std::unique_ptr<LanguageModel> reference_model(const ir::ModelConfig& config,
   KvCacheLayout kv;
   kv.block_size = 4;
   kv.num_blocks = 64;
-  return create_language_model(config, std::move(source), std::make_unique<ReferenceOps>(), kv);
+  return create_language_model(config, std::move(source), std::make_unique<runtime::ReferenceOps>(), kv);
 }
 
 std::vector<float> full_forward(LanguageModel& model, std::span<const std::int32_t> ids) {

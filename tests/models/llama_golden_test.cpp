@@ -11,7 +11,7 @@
 
 #include "golden_checkpoint.hpp"
 #include "models/model_factory.hpp"
-#include "models/reference_ops.hpp"
+#include "runtime/reference/reference_ops.hpp"
 
 namespace kiln::models {
 namespace {
@@ -25,7 +25,7 @@ std::unique_ptr<LanguageModel> reference_model(const GoldenCheckpoint& g, std::i
   KvCacheLayout kv;
   kv.block_size = 4;  // small, so every prompt spans several blocks
   kv.num_blocks = num_blocks;
-  return create_language_model(g.checkpoint->config(), g.checkpoint, std::make_unique<ReferenceOps>(), kv);
+  return create_language_model(g.checkpoint->config(), g.checkpoint, std::make_unique<runtime::ReferenceOps>(), kv);
 }
 
 float max_abs_diff(std::span<const float> a, std::span<const float> b) {

@@ -21,8 +21,8 @@
 
 #include "../models/golden_checkpoint.hpp"
 #include "models/model_factory.hpp"
-#include "models/reference_ops.hpp"
 #include "runtime/core.hpp"
+#include "runtime/reference/reference_ops.hpp"
 #include "runtime_test_util.hpp"
 
 namespace kiln::runtime {

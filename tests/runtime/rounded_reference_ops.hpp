@@ -14,7 +14,7 @@
 #include "ir/weight_format.hpp"
 #include "kernels/activation_quant.hpp"
 #include "kernels/attention/attention_reference.hpp"
-#include "models/reference_ops.hpp"
+#include "runtime/reference/reference_ops.hpp"
 #include "util/half.hpp"
 
 namespace kiln::runtime::testing {
@@ -127,7 +127,7 @@ class RoundedReferenceOps final : public models::Ops {
     kernels::reference::decode_kv(code.data(), hd, kv_element_, group_size_, params.data(), row);
   }
 
-  models::ReferenceOps inner_;
+  runtime::ReferenceOps inner_;
   models::KvCacheLayout layout_;
   kernels::KvElement kv_element_;
   std::size_t group_size_ = 32;

@@ -4,11 +4,15 @@
 // run in order, so a block freed after being copied can be a later copy's destination.
 #include <gtest/gtest.h>
 
-#include "models/reference_ops.hpp"
+#include "runtime/reference/reference_ops.hpp"
 #include "support/test_support.hpp"
 
-namespace kiln::models {
+namespace kiln::runtime {
 namespace {
+
+using models::AttentionSequence;
+using models::KvBlockCopy;
+using models::KvCacheLayout;
 
 KvCacheLayout small_layout() {
   KvCacheLayout l;
@@ -60,4 +64,4 @@ TEST(ReferenceOpsCopyKvBlocks, RunsCopiesInOrder) {
 }
 
 }  // namespace
-}  // namespace kiln::models
+}  // namespace kiln::runtime

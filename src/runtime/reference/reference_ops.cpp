@@ -1,4 +1,4 @@
-#include "models/reference_ops.hpp"
+#include "runtime/reference/reference_ops.hpp"
 
 #include <algorithm>
 
@@ -7,16 +7,16 @@
 #include "kernels/reference/paged_attention.hpp"
 #include "util/error.hpp"
 
-namespace kiln::models {
+namespace kiln::runtime {
 namespace {
 
 namespace ref = kernels::reference;
 
 // A mapped tensor; vectors (norm gains, biases) are converted to f32 once since they are tiny.
-class ReferenceWeight final : public Weight {
+class ReferenceWeight final : public models::Weight {
  public:
-  ReferenceWeight(const ir::TensorView& view, WeightUse use) : view_(view) {
-    if (use == WeightUse::kVector) values_ = ir::to_f32(view);
+  ReferenceWeight(const ir::TensorView& view, models::WeightUse use) : view_(view) {
+    if (use == models::WeightUse::kVector) values_ = ir::to_f32(view);
   }
   const ir::TensorView& view() const { return view_; }
   std::int64_t rows() const { return view_.shape.front(); }
@@ -28,19 +28,19 @@ class ReferenceWeight final : public Weight {
   std::vector<float> values_;
 };
 
-const ReferenceWeight& as_reference(const Weight& w) { return static_cast<const ReferenceWeight&>(w); }
+const ReferenceWeight& as_reference(const models::Weight& w) { return static_cast<const ReferenceWeight&>(w); }
 
 }  // namespace
 
-std::unique_ptr<Weight> ReferenceOps::load_weight(const ir::TensorView& tensor, WeightUse use) {
-  if (use != WeightUse::kVector && tensor.shape.size() != 2) {
+std::unique_ptr<models::Weight> ReferenceOps::load_weight(const ir::TensorView& tensor, models::WeightUse use) {
+  if (use != models::WeightUse::kVector && tensor.shape.size() != 2) {
     fail("tensor '{}': expected a matrix, got shape {}", tensor.name, ir::format_shape(tensor.shape));
   }
   return std::make_unique<ReferenceWeight>(tensor, use);
 }
 
-void ReferenceOps::allocate_kv_cache(const KvCacheLayout& layout) {
-  if (layout.precision != KvPrecision::kF32) {
+void ReferenceOps::allocate_kv_cache(const models::KvCacheLayout& layout) {
+  if (layout.precision != models::KvPrecision::kF32) {
     fail(ErrorKind::kUnsupported, "the reference backend keeps its KV cache in f32 only");
   }
   kv_layout_ = layout;
@@ -50,7 +50,7 @@ void ReferenceOps::allocate_kv_cache(const KvCacheLayout& layout) {
   values_.assign(static_cast<std::size_t>(layout.num_layers), std::vector<float>(per_layer));
 }
 
-void ReferenceOps::embed(const Weight& table, std::span<const std::int32_t> ids, float* out) {
+void ReferenceOps::embed(const models::Weight& table, std::span<const std::int32_t> ids, float* out) {
   const ReferenceWeight& t = as_reference(table);
   const std::int64_t dim = t.cols();
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -58,21 +58,21 @@ void ReferenceOps::embed(const Weight& table, std::span<const std::int32_t> ids,
   }
 }
 
-void ReferenceOps::rms_norm(const float* x, const Weight& gain, double eps, std::int64_t rows, std::int64_t dim,
+void ReferenceOps::rms_norm(const float* x, const models::Weight& gain, double eps, std::int64_t rows, std::int64_t dim,
                             float* out) {
   ref::rms_norm(x, as_reference(gain).vector(), eps, rows, dim, out);
 }
 
-void ReferenceOps::add_rms_norm(float* residual, const float* x, const Weight& gain, double eps, std::int64_t rows,
-                                std::int64_t dim, float* out) {
+void ReferenceOps::add_rms_norm(float* residual, const float* x, const models::Weight& gain, double eps,
+                                std::int64_t rows, std::int64_t dim, float* out) {
   ref::add(residual, x, rows * dim);
   ref::rms_norm(residual, as_reference(gain).vector(), eps, rows, dim, out);
 }
 
 void ReferenceOps::add(float* acc, const float* x, std::int64_t count) { ref::add(acc, x, count); }
 
-void ReferenceOps::linear(const float* x, std::int64_t rows, std::span<const LinearTarget> targets) {
-  for (const LinearTarget& target : targets) {
+void ReferenceOps::linear(const float* x, std::int64_t rows, std::span<const models::LinearTarget> targets) {
+  for (const models::LinearTarget& target : targets) {
     const ReferenceWeight& w = as_reference(*target.weight);
     const std::int64_t out_dim = w.rows();
     const std::int64_t in_dim = w.cols();
@@ -91,7 +91,7 @@ void ReferenceOps::linear(const float* x, std::int64_t rows, std::span<const Lin
 }
 
 void ReferenceOps::rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads, std::int64_t num_kv_heads,
-                        std::int64_t head_dim, const RotaryTable& table) {
+                        std::int64_t head_dim, const models::RotaryTable& table) {
   const std::int64_t rotary = table.rotary_dim > 0 ? table.rotary_dim : head_dim;
   if (rotary == head_dim) {
     ref::rope_rotate_half(q, rows, num_heads, head_dim, table.cos, table.sin);
@@ -114,7 +114,7 @@ void ReferenceOps::silu_mul(const float* gate, const float* up, std::int64_t cou
 }
 
 void ReferenceOps::store_kv(std::int64_t layer, const float* k, const float* v, std::span<const std::int64_t> slots) {
-  const KvCacheLayout& l = kv_layout_;
+  const models::KvCacheLayout& l = kv_layout_;
   float* keys = keys_[static_cast<std::size_t>(layer)].data();
   float* values = values_[static_cast<std::size_t>(layer)].data();
   for (std::size_t r = 0; r < slots.size(); ++r) {
@@ -129,10 +129,10 @@ void ReferenceOps::store_kv(std::int64_t layer, const float* k, const float* v, 
   }
 }
 
-void ReferenceOps::copy_kv_blocks(std::span<const KvBlockCopy> copies) {
-  const KvCacheLayout& l = kv_layout_;
+void ReferenceOps::copy_kv_blocks(std::span<const models::KvBlockCopy> copies) {
+  const models::KvCacheLayout& l = kv_layout_;
   const std::int64_t block_floats = l.num_kv_heads * l.block_size * l.head_dim;  // [kv_heads, block_size, head_dim]
-  for (const KvBlockCopy& c : copies) {
+  for (const models::KvBlockCopy& c : copies) {
     if (c.src < 0 || c.src >= l.num_blocks || c.dst < 0 || c.dst >= l.num_blocks) {
       fail(ErrorKind::kInternal, "KV block copy {} -> {} is outside the cache's {} blocks", c.src, c.dst, l.num_blocks);
     }
@@ -145,15 +145,15 @@ void ReferenceOps::copy_kv_blocks(std::span<const KvBlockCopy> copies) {
 }
 
 void ReferenceOps::attention(std::int64_t layer, const float* q, std::int64_t num_heads,
-                             std::span<const AttentionSequence> sequences, float scale, float* out) {
-  const KvCacheLayout& l = kv_layout_;
+                             std::span<const models::AttentionSequence> sequences, float scale, float* out) {
+  const models::KvCacheLayout& l = kv_layout_;
   const ref::PagedKvF32 kv{keys_[static_cast<std::size_t>(layer)].data(),
                            values_[static_cast<std::size_t>(layer)].data(), l.block_size, l.num_kv_heads, l.head_dim};
   const std::int64_t row_width = num_heads * l.head_dim;
-  for (const AttentionSequence& s : sequences) {
+  for (const models::AttentionSequence& s : sequences) {
     ref::paged_attention(q + s.row_begin * row_width, s.num_rows, s.num_cached, num_heads, s.block_table, kv, scale,
                          out + s.row_begin * row_width, s.window);
   }
 }
 
-}  // namespace kiln::models
+}  // namespace kiln::runtime
