@@ -5,7 +5,7 @@
 #include <span>
 #include <vector>
 
-#include "kernels/elementwise/elementwise_kernels.hpp"
+#include "kernels/elementwise.hpp"
 
 namespace kiln::eval {
 

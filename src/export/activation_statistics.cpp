@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "export/float_products.hpp"
+#include "export/parallel_products.hpp"
 
 namespace kiln::exporter {
 namespace {
@@ -107,17 +107,17 @@ void InputStatistics::add_full_hessian(const float* x, std::int64_t rows, Thread
     const std::size_t m = std::min(kHessianPanelRows, in - first), n = in - first;
     std::vector<float>& c = scratch[thread];  // [m, n] rows first.. of Xᵀ X, columns first..
     c.assign(m * n, 0.0f);
-    accumulate_product({.a = x + first,
-                        .a_row_stride = 1,
-                        .a_k_stride = in,
-                        .b = x + first,
-                        .ldb = in,
-                        .c = c.data(),
-                        .ldc = n,
-                        .m = m,
-                        .n = n,
-                        .k = static_cast<std::size_t>(rows)},
-                       product_isa());
+    kernels::accumulate_product({.a = x + first,
+                                 .a_row_stride = 1,
+                                 .a_k_stride = in,
+                                 .b = x + first,
+                                 .ldb = in,
+                                 .c = c.data(),
+                                 .ldc = n,
+                                 .m = m,
+                                 .n = n,
+                                 .k = static_cast<std::size_t>(rows)},
+                                product_isa());
     for (std::size_t i = 0; i < m; ++i) {  // upper triangle only; hessian() mirrors it
       double* h = hessian_.data() + (first + i) * in + first;
       for (std::size_t j = i; j < n; ++j) h[j] += c[i * n + j];

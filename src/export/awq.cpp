@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "export/float_products.hpp"
 #include "export/group_quantizer.hpp"
+#include "export/parallel_products.hpp"
 
 namespace kiln::exporter {
 namespace {
@@ -74,17 +74,17 @@ double output_error(const AwqTarget& t, std::size_t in, std::span<const double> 
     const std::size_t m = std::min(kPanelRows, t.out - first);
     panel_difference(t, in, s, first, m, scratch);
     scratch.product.assign(m * basis.n, 0.0f);
-    accumulate_product({.a = scratch.diff.data(),
-                        .a_row_stride = in,
-                        .a_k_stride = 1,
-                        .b = basis.b.data(),
-                        .ldb = basis.n,
-                        .c = scratch.product.data(),
-                        .ldc = basis.n,
-                        .m = m,
-                        .n = basis.n,
-                        .k = in},
-                       product_isa());
+    kernels::accumulate_product({.a = scratch.diff.data(),
+                                 .a_row_stride = in,
+                                 .a_k_stride = 1,
+                                 .b = basis.b.data(),
+                                 .ldb = basis.n,
+                                 .c = scratch.product.data(),
+                                 .ldc = basis.n,
+                                 .m = m,
+                                 .n = basis.n,
+                                 .k = in},
+                                product_isa());
     total = add_squares(total, scratch.product.data(), m * basis.n);
   }
   return total;

@@ -4,8 +4,8 @@
 #include <optional>
 #include <vector>
 
-#include "export/float_products.hpp"
 #include "export/group_quantizer.hpp"
+#include "export/parallel_products.hpp"
 #include "util/error.hpp"
 
 namespace kiln::exporter {
@@ -149,7 +149,7 @@ void search_rows(WeightScheme scheme, const float* w, std::size_t ld, std::size_
                  std::span<QuantParams> params) {
   const Isa isa = product_isa();
   std::vector<float> hw(m * n, 0.0f);  // [m, n] w·H per row
-  accumulate_product(
+  kernels::accumulate_product(
       {.a = w, .a_row_stride = ld, .a_k_stride = 1, .b = h, .ldb = n, .c = hw.data(), .ldc = n, .m = m, .n = n, .k = n},
       isa);
   std::vector<double> whw(m), lhw(m), lhl(m);
@@ -175,17 +175,17 @@ void search_rows(WeightScheme scheme, const float* w, std::size_t ld, std::size_
     if (!any) break;
     dot_rows(levels.data(), n, hw.data(), n, m, lhw.data());
     std::fill(lh.begin(), lh.end(), 0.0f);
-    accumulate_product({.a = levels.data(),
-                        .a_row_stride = n,
-                        .a_k_stride = 1,
-                        .b = h,
-                        .ldb = n,
-                        .c = lh.data(),
-                        .ldc = n,
-                        .m = m,
-                        .n = n,
-                        .k = n},
-                       isa);
+    kernels::accumulate_product({.a = levels.data(),
+                                 .a_row_stride = n,
+                                 .a_k_stride = 1,
+                                 .b = h,
+                                 .ldb = n,
+                                 .c = lh.data(),
+                                 .ldc = n,
+                                 .m = m,
+                                 .n = n,
+                                 .k = n},
+                                isa);
     dot_rows(levels.data(), n, lh.data(), n, m, lhl.data());
     for (std::size_t r = 0; r < m; ++r) {
       if (!proposal[r]) continue;

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "kernels/elementwise/elementwise_kernels.hpp"
+#include "kernels/elementwise.hpp"
 #include "kiln/decoded_results.hpp"
 
 namespace kiln::genai {

@@ -5,6 +5,9 @@
 #include <string>
 
 #include "kernels/matmul_table.hpp"
+#include "kernels/x86/amx/amx_kernels.hpp"
+#include "kernels/x86/avx2/avx2_kernels.hpp"
+#include "kernels/x86/avx512/avx512_kernels.hpp"
 #include "util/error.hpp"
 
 namespace kiln::kernels {
@@ -16,9 +19,9 @@ const MatmulTable& table_for(Isa isa) {
          isa_name(detected_isa()));
   }
   switch (isa) {
-    case Isa::kAvx2: return avx2_matmul_table();
-    case Isa::kAvx512: return avx512_matmul_table();
-    case Isa::kAmx: return amx_matmul_table();
+    case Isa::kAvx2: return avx2::matmul_table();
+    case Isa::kAvx512: return avx512::matmul_table();
+    case Isa::kAmx: return amx::matmul_table();
     default: return scalar_matmul_table();
   }
 }

@@ -4,7 +4,7 @@
 // rows; they never allocate. They are chosen once per (ISA, weight scheme, activation mode), at
 // model-compile time, through find_matmul_kernels().
 //
-// Families (every one with a scalar reference twin in kernels/reference/matmul_reference.hpp):
+// Families (every one with a scalar reference twin in kernels/reference/matmul.hpp):
 //   int4_sym/asym, int8_sym/asym × kInt8 activations  integer dot products (VNNI), dynamic
 //                                                     per-group activation quantisation
 //   int4_sym/asym, int8_sym/asym, nf4 × kF32          weights decoded to f32, f32 FMA

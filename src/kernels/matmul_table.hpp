@@ -19,9 +19,7 @@ struct MatmulTable {
   QuantizeActivationsFn quantize = nullptr;
 };
 
+// The kScalar level (reference/matmul_scalar.cpp); each ISA declares its own in x86/<isa>/<isa>_kernels.hpp.
 const MatmulTable& scalar_matmul_table();
-const MatmulTable& avx2_matmul_table();
-const MatmulTable& avx512_matmul_table();
-const MatmulTable& amx_matmul_table();
 
 }  // namespace kiln::kernels

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <span>
 
+#include "kernels/cpu_isa.hpp"
+
 namespace kiln {
 class ThreadPool;
 }
@@ -17,21 +19,14 @@ namespace kiln::runtime {
 // (headers, fingerprints); about 6 GB/s per core.
 std::uint64_t hash64(std::span<const std::uint8_t> bytes, std::uint64_t seed = 0);
 
-// XXH3-style bulk hash: eight 64-bit lanes over 64-byte stripes, each lane adding
-// lo32(d ^ key) * hi32(d ^ key) and its neighbour's raw word d (so a change to either half of a
-// word reaches the sum), the lanes scrambled every 1 KiB, the tail zero-padded, the length
-// mixed in at the end. One AVX-512 or two AVX2 instruction sequences per stripe where the CPU
-// has them (memory bound), the same arithmetic in scalar code elsewhere: every path gives the
-// same value everywhere.
-std::uint64_t stripe_hash64(std::span<const std::uint8_t> bytes);
-
-// The paths of stripe_hash64; kScalar is the definition the vector paths are tested against.
-enum class StripeHashPath { kScalar, kAvx2, kAvx512 };
-bool stripe_hash_path_supported(StripeHashPath path);  // whether this CPU can run it
-std::uint64_t stripe_hash64(std::span<const std::uint8_t> bytes, StripeHashPath path);
+// XXH3-style bulk hash: the stripe loop of kernels/stripe_hash.hpp over the whole input (eight
+// 64-bit lanes over 64-byte stripes, the lanes scrambled every 1 KiB), the tail zero-padded, the
+// length mixed in at the end. `isa` picks the loop (the device's ISA, from select_isa); every
+// level gives the same value everywhere, at memory speed with AVX2 or AVX-512.
+std::uint64_t stripe_hash64(std::span<const std::uint8_t> bytes, Isa isa);
 
 // stripe_hash64 of each 4 MiB chunk, computed on the pool's threads, then hash64 of the chunk
 // hashes and the length: a different function from either hash of the whole, as sensitive.
-std::uint64_t chunked_hash64(std::span<const std::uint8_t> bytes, ThreadPool& pool);
+std::uint64_t chunked_hash64(std::span<const std::uint8_t> bytes, ThreadPool& pool, Isa isa);
 
 }  // namespace kiln::runtime

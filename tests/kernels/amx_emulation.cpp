@@ -123,5 +123,6 @@ void release() { t_tiles = TileState{}; }
 #define _tile_zero(t) ::kiln::kernels::amx_emulation::zero(t)
 #define _tile_dpbsud(c, a, b) ::kiln::kernels::amx_emulation::dpbsud(c, a, b)
 #define _tile_dpbf16ps(c, a, b) ::kiln::kernels::amx_emulation::dpbf16ps(c, a, b)
-#define amx_matmul_table emulated_amx_matmul_table
+// The kernels land in namespace amx_emulated (amx::matmul_table becomes amx_emulated::matmul_table).
+#define amx amx_emulated
 #include "kernels/x86/amx/matmul_amx.cpp"

@@ -7,12 +7,14 @@
 #include <cmath>
 
 #include "kernels/matmul_table.hpp"
-#include "kernels/reference/matmul_reference.hpp"
+#include "kernels/reference/matmul.hpp"
 #include "matmul_test_util.hpp"
 
 namespace kiln::kernels {
 
-const MatmulTable& emulated_amx_matmul_table();
+namespace amx_emulated {
+const MatmulTable& matmul_table();  // amx_emulation.cpp: the AMX kernels on emulated tiles
+}  // namespace amx_emulated
 
 namespace {
 
@@ -43,7 +45,7 @@ TEST(AmxEmulation, GemmEqualsReference) {
       ActivationBuffer act(n, c.in, integer ? c.act_group : c.in);
       const QuantizedActivations xq = act.view(n);
       MatmulArgs args{n, x.data(), &xq, got.data(), c.out, bias.data()};
-      const MatmulTable& table = emulated_amx_matmul_table();
+      const MatmulTable& table = amx_emulated::matmul_table();
       if (integer) {
         quantize_activations_reference(x.data(), xq, 0, n);
         table.int8[scheme_index(c.scheme)].gemm(packed.view(), args, 0, c.out);

@@ -14,8 +14,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/attention/attention_reference.hpp"
-#include "kernels/attention/paged_attention.hpp"
+#include "kernels/paged_attention.hpp"
 #include "kernels/reference/paged_attention.hpp"
 #include "matmul_test_util.hpp"
 
@@ -228,7 +227,8 @@ TEST(AttentionTwin, MatchesF32ReferenceAndSplitsMerge) {
   const std::vector<float> q = random_matrix(1, heads * g.head_dim, 9, 0.5f);
   // The f32 oracle: one query row at position context - 1 (num_cached = context - 1).
   std::vector<float> oracle(heads * g.head_dim);
-  const reference::PagedKvF32 kv{cache.keys_f32.data(), cache.values_f32.data(), g.block_size, g.kv_heads, g.head_dim};
+  const kernels::PagedKv kv =
+      reference::f32_paged_kv(cache.keys_f32.data(), cache.values_f32.data(), g.block_size, g.kv_heads, g.head_dim);
   reference::paged_attention(q.data(), 1, context - 1, heads, cache.table, kv, 0.2f, oracle.data());
   for (std::int64_t kv_head = 0; kv_head < g.kv_heads; ++kv_head) {
     const float* qh = q.data() + kv_head * g.group * g.head_dim;

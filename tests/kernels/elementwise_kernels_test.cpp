@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/elementwise/elementwise_kernels.hpp"
+#include "kernels/elementwise.hpp"
 #include "kernels/reference/elementwise.hpp"
 #include "matmul_test_util.hpp"
 

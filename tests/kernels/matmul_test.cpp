@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "kernels/matmul.hpp"
-#include "kernels/reference/matmul_reference.hpp"
+#include "kernels/reference/matmul.hpp"
 #include "matmul_test_util.hpp"
 #include "support/test_support.hpp"
 #include "util/half.hpp"

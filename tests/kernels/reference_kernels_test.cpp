@@ -82,8 +82,8 @@ TEST(ReferencePagedAttention, EqualsDenseAttentionWithScrambledBlocks) {
     }
   }
   std::vector<float> out(q.size());
-  paged_attention(q.data(), rows, num_cached, heads, table, {paged_k.data(), paged_v.data(), block, kv_heads, hd},
-                  0.35f, out.data());
+  paged_attention(q.data(), rows, num_cached, heads, table,
+                  f32_paged_kv(paged_k.data(), paged_v.data(), block, kv_heads, hd), 0.35f, out.data());
   const auto expected = dense_attention(q, rows, num_cached, heads, kv_heads, hd, k, v, 0.35f);
   for (std::size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], 1e-5) << i;
 }
@@ -94,7 +94,7 @@ TEST(ReferencePagedAttention, SinglePositionReturnsItsValue) {
   v[(1 * 4 + 0) * 2 + 0] = 0.25f;  // block 1, offset 0
   v[(1 * 4 + 0) * 2 + 1] = -8.0f;
   std::vector<float> out(2);
-  paged_attention(q.data(), 1, 0, 1, table, {k.data(), v.data(), 4, 1, 2}, 1.0f, out.data());
+  paged_attention(q.data(), 1, 0, 1, table, f32_paged_kv(k.data(), v.data(), 4, 1, 2), 1.0f, out.data());
   EXPECT_FLOAT_EQ(out[0], 0.25f);
   EXPECT_FLOAT_EQ(out[1], -8.0f);
 }

@@ -11,7 +11,7 @@
 #include <numeric>
 #include <random>
 
-#include "kernels/attention/paged_attention.hpp"
+#include "kernels/paged_attention.hpp"
 #include "kernels/reference/paged_attention.hpp"
 #include "runtime/cpu/attention_runner.hpp"
 #include "runtime/thread_pool.hpp"
@@ -56,7 +56,8 @@ void check(const Scenario& s, Isa isa, std::size_t threads, std::int64_t min_spl
     next_block += blocks;
   }
   std::vector<float> want(q.size()), got(q.size(), NAN);
-  const kernels::reference::PagedKvF32 ref{keys.data(), values.data(), s.block_size, s.kv_heads, hd};
+  const kernels::PagedKv ref =
+      kernels::reference::f32_paged_kv(keys.data(), values.data(), s.block_size, s.kv_heads, hd);
   for (const auto& seq : seqs) {
     kernels::reference::paged_attention(q.data() + seq.row_begin * heads * hd, seq.num_rows, seq.num_cached, heads,
                                         seq.block_table, ref, 0.3f, want.data() + seq.row_begin * heads * hd,

@@ -1,4 +1,4 @@
-// Oracles: each vector path of stripe_hash64 equals its scalar definition on every length (odd
+// Oracles: each vector level of stripe_hash64 equals its scalar definition on every length (odd
 // tails, scramble boundaries); every single-bit flip, every zeroed 4 KiB page and every change
 // of length changes the hash (what the compile cache relies on to reject a damaged entry);
 // chunked_hash64 does not depend on how many threads compute it. A pinned value guards the
@@ -23,37 +23,37 @@ std::vector<std::uint8_t> random_bytes(std::size_t n, unsigned seed) {
   return v;
 }
 
-TEST(ContentHash, VectorPathsEqualScalarDefinition) {
+// Each vector level against the scalar definition.
+class StripeHashLevel : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(StripeHashLevel, EqualsScalarDefinition) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa)) GTEST_SKIP() << "this CPU lacks " << isa_name(isa);
   const std::vector<std::uint8_t> data = random_bytes(70000, 1);
   const auto scalar = [&](std::size_t offset, std::size_t n) {
-    return stripe_hash64({data.data() + offset, n}, StripeHashPath::kScalar);
+    return stripe_hash64({data.data() + offset, n}, Isa::kScalar);
   };
-  int paths = 0;
-  for (StripeHashPath path : {StripeHashPath::kAvx2, StripeHashPath::kAvx512}) {
-    if (!stripe_hash_path_supported(path)) continue;
-    ++paths;
-    const int id = static_cast<int>(path);
-    for (std::size_t n = 0; n <= 2200; ++n) {
-      ASSERT_EQ(stripe_hash64({data.data(), n}, path), scalar(0, n)) << "path " << id << ", " << n << " bytes";
-    }
-    for (std::size_t n : {4095u, 4096u, 65536u, 65537u, 70000u}) {
-      EXPECT_EQ(stripe_hash64({data.data(), n}, path), scalar(0, n)) << "path " << id << ", " << n << " bytes";
-    }
-    for (std::size_t offset = 1; offset < 64; offset += 7) {  // unaligned starts
-      EXPECT_EQ(stripe_hash64({data.data() + offset, 5000}, path), scalar(offset, 5000)) << "path " << id;
-    }
+  for (std::size_t n = 0; n <= 2200; ++n) {
+    ASSERT_EQ(stripe_hash64({data.data(), n}, isa), scalar(0, n)) << n << " bytes";
   }
-  EXPECT_EQ(stripe_hash64({data.data(), 5000}), scalar(0, 5000));  // the default picks one of them
-  if (paths == 0) GTEST_SKIP() << "no vector path on this CPU: the default is the scalar definition";
+  for (std::size_t n : {4095u, 4096u, 65536u, 65537u, 70000u}) {
+    EXPECT_EQ(stripe_hash64({data.data(), n}, isa), scalar(0, n)) << n << " bytes";
+  }
+  for (std::size_t offset = 1; offset < 64; offset += 7) {  // unaligned starts
+    EXPECT_EQ(stripe_hash64({data.data() + offset, 5000}, isa), scalar(offset, 5000)) << "offset " << offset;
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(VectorLevels, StripeHashLevel, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
+                         [](const auto& info) { return std::string(isa_name(info.param)); });
 
 TEST(ContentHash, EverySingleBitFlipChangesTheHash) {
   std::vector<std::uint8_t> data = random_bytes(2100, 2);  // 32 stripes, two scrambles and a tail
-  const std::uint64_t clean = stripe_hash64(data);
+  const std::uint64_t clean = stripe_hash64(data, detected_isa());
   for (std::size_t byte = 0; byte < data.size(); ++byte) {
     for (int bit = 0; bit < 8; ++bit) {
       data[byte] ^= static_cast<std::uint8_t>(1u << bit);
-      ASSERT_NE(stripe_hash64(data), clean) << "byte " << byte << " bit " << bit;
+      ASSERT_NE(stripe_hash64(data, detected_isa()), clean) << "byte " << byte << " bit " << bit;
       data[byte] ^= static_cast<std::uint8_t>(1u << bit);
     }
   }
@@ -61,35 +61,36 @@ TEST(ContentHash, EverySingleBitFlipChangesTheHash) {
 
 TEST(ContentHash, ZeroedPagesAndLengthChangesAreDetected) {
   std::vector<std::uint8_t> data = random_bytes(std::size_t{64} << 10, 3);
-  const std::uint64_t clean = stripe_hash64(data);
+  const std::uint64_t clean = stripe_hash64(data, detected_isa());
   for (std::size_t page = 0; page < data.size() / 4096; ++page) {
     std::vector<std::uint8_t> damaged = data;
     std::fill_n(damaged.begin() + static_cast<std::ptrdiff_t>(page * 4096), 4096, std::uint8_t{0});
-    EXPECT_NE(stripe_hash64(damaged), clean) << "page " << page;
+    EXPECT_NE(stripe_hash64(damaged, detected_isa()), clean) << "page " << page;
   }
   // A tail of zeros is padded with zeros: only the length tells these apart.
   std::vector<std::uint8_t> zeros(100, 0);
   for (std::size_t n = 1; n < zeros.size(); ++n) {
-    EXPECT_NE(stripe_hash64({zeros.data(), n}), stripe_hash64({zeros.data(), n - 1})) << n;
+    EXPECT_NE(stripe_hash64({zeros.data(), n}, detected_isa()), stripe_hash64({zeros.data(), n - 1}, detected_isa()))
+        << n;
   }
-  EXPECT_NE(stripe_hash64({data.data(), data.size() - 1}), clean);
+  EXPECT_NE(stripe_hash64({data.data(), data.size() - 1}, detected_isa()), clean);
 }
 
 TEST(ContentHash, ChunkedHashIsIndependentOfThreadsAndSeesTheLastByte) {
   std::vector<std::uint8_t> data = random_bytes((std::size_t{9} << 20) + 13, 4);  // 3 chunks, a short last one
   ThreadPool one(ThreadPoolOptions{.num_threads = 1});
   ThreadPool three(ThreadPoolOptions{.num_threads = 3});
-  const std::uint64_t clean = chunked_hash64(data, one);
-  EXPECT_EQ(chunked_hash64(data, three), clean);
+  const std::uint64_t clean = chunked_hash64(data, one, detected_isa());
+  EXPECT_EQ(chunked_hash64(data, three, detected_isa()), clean);
   data.back() ^= 0x80;
-  EXPECT_NE(chunked_hash64(data, three), clean);
+  EXPECT_NE(chunked_hash64(data, three, detected_isa()), clean);
 }
 
 TEST(ContentHash, PinnedValue) {
   std::vector<std::uint8_t> data(1000);
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 7);
   // Computed once with this definition; a different value means cache entries hash differently.
-  EXPECT_EQ(stripe_hash64(data, StripeHashPath::kScalar), 9196892724148602406ull)
+  EXPECT_EQ(stripe_hash64(data, Isa::kScalar), 9196892724148602406ull)
       << "changed stripe_hash64: bump kCompiledBlobVersion (now " << kCompiledBlobVersion << ") and this value";
 }
 

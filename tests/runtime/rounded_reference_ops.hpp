@@ -13,7 +13,7 @@
 
 #include "ir/weight_format.hpp"
 #include "kernels/activation_quant.hpp"
-#include "kernels/attention/attention_reference.hpp"
+#include "kernels/reference/paged_attention.hpp"
 #include "runtime/reference/reference_ops.hpp"
 #include "util/half.hpp"
 

@@ -1,7 +1,7 @@
 // The kScalar ISA level: the reference twins behind the MatmulFn signature, over the canonical
 // layout that pack_weights(…, Isa::kScalar) keeps.
 #include "kernels/matmul_table.hpp"
-#include "kernels/reference/matmul_reference.hpp"
+#include "kernels/reference/matmul.hpp"
 
 namespace kiln::kernels {
 namespace {

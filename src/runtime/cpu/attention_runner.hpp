@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "kernels/attention/paged_attention.hpp"
+#include "kernels/paged_attention.hpp"
 #include "models/ops.hpp"
 
 namespace kiln {

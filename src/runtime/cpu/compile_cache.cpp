@@ -92,7 +92,7 @@ CompileCache::Found check_entry(MappedFile file, const std::string& key, const W
       return corrupt(
           fmt::format("file is {} bytes, expected {}", file.size(), found.payload_offset + plan.total_bytes));
     }
-    const std::uint64_t payload_hash = chunked_hash64(file.bytes().subspan(found.payload_offset), pool);
+    const std::uint64_t payload_hash = chunked_hash64(file.bytes().subspan(found.payload_offset), pool, plan.isa);
     if (hex64(payload_hash) != header.at("payload_hash").get<std::string>()) return corrupt("payload hash mismatch");
   } catch (const nlohmann::json::exception& e) {
     return corrupt(fmt::format("unreadable header: {}", e.what()));
@@ -210,7 +210,7 @@ void CompileCache::write(const std::filesystem::path& path, const std::string& k
     WritableMapping file(tmp, payload_offset + plan.total_bytes);
     const std::span<std::uint8_t> payload(file.data() + payload_offset, plan.total_bytes);
     fill(payload);
-    const std::string header = header_text(key, plan, payload_offset, chunked_hash64(payload, pool));
+    const std::string header = header_text(key, plan, payload_offset, chunked_hash64(payload, pool, plan.isa));
     KILN_DASSERT(header.size() == header_bytes);
     const std::uint64_t size = header.size(), hash = hash64(bytes_of(header));
     std::memcpy(file.data(), kMagic, sizeof kMagic);

@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "ir/model_config.hpp"
-#include "kernels/elementwise/elementwise_kernels.hpp"
+#include "kernels/elementwise.hpp"
 #include "models/ops.hpp"
 #include "runtime/cpu/attention_runner.hpp"
 #include "runtime/cpu/compiled_weights.hpp"

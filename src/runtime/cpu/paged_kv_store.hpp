@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "kernels/attention/paged_attention.hpp"
+#include "kernels/paged_attention.hpp"
 #include "models/kv_layout.hpp"
 #include "runtime/cpu/memory_region.hpp"
 

@@ -147,8 +147,9 @@ void ReferenceOps::copy_kv_blocks(std::span<const models::KvBlockCopy> copies) {
 void ReferenceOps::attention(std::int64_t layer, const float* q, std::int64_t num_heads,
                              std::span<const models::AttentionSequence> sequences, float scale, float* out) {
   const models::KvCacheLayout& l = kv_layout_;
-  const ref::PagedKvF32 kv{keys_[static_cast<std::size_t>(layer)].data(),
-                           values_[static_cast<std::size_t>(layer)].data(), l.block_size, l.num_kv_heads, l.head_dim};
+  const kernels::PagedKv kv =
+      ref::f32_paged_kv(keys_[static_cast<std::size_t>(layer)].data(), values_[static_cast<std::size_t>(layer)].data(),
+                        l.block_size, l.num_kv_heads, l.head_dim);
   const std::int64_t row_width = num_heads * l.head_dim;
   for (const models::AttentionSequence& s : sequences) {
     ref::paged_attention(q + s.row_begin * row_width, s.num_rows, s.num_cached, num_heads, s.block_table, kv, scale,

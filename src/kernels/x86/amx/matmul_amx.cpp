@@ -11,8 +11,9 @@
 #include <cstring>
 
 #include "kernels/matmul.hpp"
+#include "kernels/x86/amx/amx_kernels.hpp"
+#include "kernels/x86/avx512/avx512_kernels.hpp"
 #include "kernels/x86/avx512/avx512_tile_io.hpp"
-#include "kernels/x86/avx512/matmul_avx512.hpp"
 
 namespace kiln::kernels {
 namespace {
@@ -186,9 +187,9 @@ void gemm_bf16_entry(const PackedWeights& w, const MatmulArgs& a, std::size_t ro
 
 }  // namespace
 
-const MatmulTable& amx_matmul_table() {
+const MatmulTable& amx::matmul_table() {
   static const MatmulTable table = [] {
-    g_avx512_kernels = avx512_matmul_table();
+    g_avx512_kernels = avx512::matmul_table();
     MatmulTable t = g_avx512_kernels;
     t.int8[scheme_index(WeightScheme::kInt4Sym)].gemm = gemm_int8_entry<WeightScheme::kInt4Sym, true, false>;
     t.int8[scheme_index(WeightScheme::kInt4Asym)].gemm = gemm_int8_entry<WeightScheme::kInt4Asym, true, true>;

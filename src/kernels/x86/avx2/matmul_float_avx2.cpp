@@ -6,8 +6,8 @@
 #include <immintrin.h>
 
 #include "kernels/matmul.hpp"
+#include "kernels/x86/avx2/avx2_kernels.hpp"
 #include "kernels/x86/avx2/avx2_tile_io.hpp"
-#include "kernels/x86/avx2/matmul_avx2.hpp"
 
 namespace kiln::kernels::avx2 {
 namespace {

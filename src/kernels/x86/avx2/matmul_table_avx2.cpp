@@ -1,19 +1,19 @@
 // The avx2 dispatch table, built on first use, which find_matmul_kernels only reaches after
 // isa_supported(Isa::kAvx2).
-#include "kernels/x86/avx2/matmul_avx2.hpp"
+#include "kernels/x86/avx2/avx2_kernels.hpp"
 
-namespace kiln::kernels {
+namespace kiln::kernels::avx2 {
 
-const MatmulTable& avx2_matmul_table() {
+const MatmulTable& matmul_table() {
   static const MatmulTable table = [] {
     MatmulTable t;
-    avx2::register_int8_kernels(t);
-    avx2::register_int4_gemm_kernels(t);
-    avx2::register_float_kernels(t);
-    t.quantize = avx2::quantize_activations;
+    register_int8_kernels(t);
+    register_int4_gemm_kernels(t);
+    register_float_kernels(t);
+    t.quantize = quantize_activations;
     return t;
   }();
   return table;
 }
 
-}  // namespace kiln::kernels
+}  // namespace kiln::kernels::avx2

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/x86/avx2/matmul_avx2.hpp"
+#include "kernels/x86/avx2/avx2_kernels.hpp"
 
 namespace kiln::kernels::avx2 {
 namespace {

@@ -15,8 +15,8 @@
 #include <utility>
 
 #include "kernels/matmul.hpp"
+#include "kernels/x86/avx512/avx512_kernels.hpp"
 #include "kernels/x86/avx512/avx512_tile_io.hpp"
-#include "kernels/x86/avx512/matmul_avx512.hpp"
 
 namespace kiln::kernels::avx512 {
 namespace {

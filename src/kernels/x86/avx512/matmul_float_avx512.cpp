@@ -6,8 +6,8 @@
 #include <immintrin.h>
 
 #include "kernels/matmul.hpp"
+#include "kernels/x86/avx512/avx512_kernels.hpp"
 #include "kernels/x86/avx512/avx512_tile_io.hpp"
-#include "kernels/x86/avx512/matmul_avx512.hpp"
 
 namespace kiln::kernels::avx512 {
 namespace {

@@ -12,8 +12,8 @@
 
 #include <limits>
 
+#include "kernels/x86/avx512/avx512_kernels.hpp"
 #include "kernels/x86/avx512/int8_blocks_avx512.hpp"
-#include "kernels/x86/avx512/matmul_avx512.hpp"
 
 namespace kiln::kernels::avx512 {
 namespace {

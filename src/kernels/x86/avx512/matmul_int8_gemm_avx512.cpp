@@ -7,8 +7,8 @@
 //   Σ_b s_a,b Σ_{k∈b} (u - zp) q = Σ_b s_a,b Σ_{k∈b} u q  -  zp · Σ_b s_a,b Σ_{k∈b} q.
 #include <immintrin.h>
 
+#include "kernels/x86/avx512/avx512_kernels.hpp"
 #include "kernels/x86/avx512/int8_blocks_avx512.hpp"
-#include "kernels/x86/avx512/matmul_avx512.hpp"
 
 namespace kiln::kernels::avx512 {
 namespace {

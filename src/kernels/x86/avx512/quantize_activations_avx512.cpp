@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/x86/avx512/matmul_avx512.hpp"
+#include "kernels/x86/avx512/avx512_kernels.hpp"
 
 namespace kiln::kernels::avx512 {
 namespace {

@@ -1,8 +1,9 @@
 // Kernel lookup, and the scalar level: one-row adapters over the reference twins.
-#include "kernels/elementwise/elementwise_kernels.hpp"
+#include "kernels/elementwise.hpp"
 
-#include "kernels/elementwise/elementwise_isa.hpp"
 #include "kernels/reference/elementwise.hpp"
+#include "kernels/x86/avx2/avx2_kernels.hpp"
+#include "kernels/x86/avx512/avx512_kernels.hpp"
 #include "util/error.hpp"
 
 namespace kiln::kernels {
@@ -41,9 +42,9 @@ ElementwiseKernels find_elementwise_kernels(Isa isa) {
          isa_name(detected_isa()));
   }
   switch (isa) {
-    case Isa::kAvx2: return avx2_elementwise_kernels();
+    case Isa::kAvx2: return avx2::elementwise_kernels();
     case Isa::kAvx512:
-    case Isa::kAmx: return avx512_elementwise_kernels();
+    case Isa::kAmx: return avx512::elementwise_kernels();
     case Isa::kScalar: break;
   }
   return {rms_norm_scalar, add_rms_norm_scalar, add_scalar, silu_mul_scalar, rope_scalar, log_sum_exp_scalar};

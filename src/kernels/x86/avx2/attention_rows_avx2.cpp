@@ -5,10 +5,10 @@
 // ISA translation unit must not emit weak symbols; see src/kernels/CMakeLists.txt).
 #include <immintrin.h>
 
-#include "kernels/attention/attend_rows_walk.hpp"
-#include "kernels/attention/attention_isa.hpp"
-#include "kernels/attention/kv_rows_avx2.hpp"
-#include "kernels/elementwise/vector_math_avx2.hpp"
+#include "kernels/x86/attend_rows_walk.hpp"
+#include "kernels/x86/avx2/avx2_kernels.hpp"
+#include "kernels/x86/avx2/kv_rows_avx2.hpp"
+#include "kernels/x86/avx2/vector_math_avx2.hpp"
 
 namespace kiln::kernels {
 namespace {
@@ -141,7 +141,7 @@ void attend_rows_as(const PagedKv& kv, const AttentionRows& a) {
 
 }  // namespace
 
-void avx2_attend_rows(const PagedKv& kv, const AttentionRows& a) {
+void avx2::attend_rows(const PagedKv& kv, const AttentionRows& a) {
   switch (kv.element) {
     case KvElement::kF32: attend_rows_as<KvElement::kF32>(kv, a); break;
     case KvElement::kF16: attend_rows_as<KvElement::kF16>(kv, a); break;

@@ -6,10 +6,10 @@
 // src/kernels/CMakeLists.txt).
 #include <immintrin.h>
 
-#include "kernels/attention/attend_rows_walk.hpp"
-#include "kernels/attention/attention_isa.hpp"
-#include "kernels/attention/kv_row_address.hpp"
-#include "kernels/elementwise/vector_math_avx512.hpp"
+#include "kernels/x86/attend_rows_walk.hpp"
+#include "kernels/x86/avx512/avx512_kernels.hpp"
+#include "kernels/x86/avx512/vector_math_avx512.hpp"
+#include "kernels/x86/kv_row_address.hpp"
 
 namespace kiln::kernels {
 namespace {
@@ -282,6 +282,8 @@ void encode(const float* x, std::size_t n, KvElement element, std::size_t group_
 
 }  // namespace
 
-AttentionKernels avx512_attention_kernels() { return {attend, encode, attend_rows}; }
+namespace avx512 {
+AttentionKernels attention_kernels() { return {attend, encode, attend_rows}; }
+}  // namespace avx512
 
 }  // namespace kiln::kernels

@@ -3,8 +3,8 @@
 // double-precision twin. No std:: (ISA translation unit; see src/kernels/CMakeLists.txt).
 #include <immintrin.h>
 
-#include "kernels/elementwise/elementwise_isa.hpp"
-#include "kernels/elementwise/vector_math_avx512.hpp"
+#include "kernels/x86/avx512/avx512_kernels.hpp"
+#include "kernels/x86/avx512/vector_math_avx512.hpp"
 
 namespace kiln::kernels {
 namespace {
@@ -140,6 +140,6 @@ double log_sum_exp(const float* x, std::size_t n) {
 
 }  // namespace
 
-ElementwiseKernels avx512_elementwise_kernels() { return {rms_norm, add_rms_norm, add, silu_mul, rope, log_sum_exp}; }
+ElementwiseKernels avx512::elementwise_kernels() { return {rms_norm, add_rms_norm, add, silu_mul, rope, log_sum_exp}; }
 
 }  // namespace kiln::kernels

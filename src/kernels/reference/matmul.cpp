@@ -1,5 +1,5 @@
 // Scalar matmul twins: per element decoding through weight_format.hpp, double accumulation.
-#include "kernels/reference/matmul_reference.hpp"
+#include "kernels/reference/matmul.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -3,7 +3,7 @@
 // own copy compiled with its own flags (no weak symbol for baseline code to bind to).
 #pragma once
 
-#include "kernels/attention/paged_attention.hpp"
+#include "kernels/paged_attention.hpp"
 
 namespace kiln::kernels::kv_rows {
 

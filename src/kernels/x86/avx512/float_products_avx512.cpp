@@ -1,11 +1,11 @@
 // AVX-512 C += A·B: tiles of 8 C rows × 32 columns in 16 accumulators, k in blocks of kBlockK so
 // a 32-column strip of B stays in L2; masked loads and stores cover any n, a shorter tile any m.
 // Each C element is one FMA chain in k order (the scalar twin's order, fused).
-#include "export/x86/float_products_avx512.hpp"
+#include "kernels/x86/avx512/avx512_kernels.hpp"
 
 #include <immintrin.h>
 
-namespace kiln::exporter::avx512 {
+namespace kiln::kernels::avx512 {
 namespace {
 
 constexpr unsigned long kBlockK = 512;
@@ -77,4 +77,4 @@ void accumulate_product(const FloatProduct& p) {
   }
 }
 
-}  // namespace kiln::exporter::avx512
+}  // namespace kiln::kernels::avx512

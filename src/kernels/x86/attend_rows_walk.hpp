@@ -5,7 +5,7 @@
 // kv_row_address.hpp: each ISA's translation unit keeps its own copy compiled with its flags.
 #pragma once
 
-#include "kernels/attention/attention_isa.hpp"
+#include "kernels/paged_attention.hpp"
 
 namespace kiln::kernels::rows_walk {
 

@@ -2,11 +2,11 @@
 // and one broadcast, 15 of the 16 registers), k in blocks of kBlockK so a strip of B stays in L2;
 // masked loads and stores cover a ragged last strip. Each C element is one FMA chain in k order,
 // so the results are the AVX-512 kernel's, bit for bit.
-#include "export/x86/float_products_avx2.hpp"
+#include "kernels/x86/avx2/avx2_kernels.hpp"
 
 #include <immintrin.h>
 
-namespace kiln::exporter::avx2 {
+namespace kiln::kernels::avx2 {
 namespace {
 
 constexpr unsigned long kBlockK = 512;
@@ -86,4 +86,4 @@ void accumulate_product(const FloatProduct& p) {
   }
 }
 
-}  // namespace kiln::exporter::avx2
+}  // namespace kiln::kernels::avx2

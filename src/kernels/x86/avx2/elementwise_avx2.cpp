@@ -2,8 +2,8 @@
 // tails use masked loads and stores. No std:: (ISA translation unit).
 #include <immintrin.h>
 
-#include "kernels/elementwise/elementwise_isa.hpp"
-#include "kernels/elementwise/vector_math_avx2.hpp"
+#include "kernels/x86/avx2/avx2_kernels.hpp"
+#include "kernels/x86/avx2/vector_math_avx2.hpp"
 
 namespace kiln::kernels {
 namespace {
@@ -144,6 +144,6 @@ double log_sum_exp(const float* x, std::size_t n) {
 
 }  // namespace
 
-ElementwiseKernels avx2_elementwise_kernels() { return {rms_norm, add_rms_norm, add, silu_mul, rope, log_sum_exp}; }
+ElementwiseKernels avx2::elementwise_kernels() { return {rms_norm, add_rms_norm, add, silu_mul, rope, log_sum_exp}; }
 
 }  // namespace kiln::kernels

@@ -5,9 +5,9 @@
 
 #include <immintrin.h>
 
-#include "kernels/attention/kv_row_address.hpp"
-#include "kernels/attention/paged_attention.hpp"
-#include "kernels/elementwise/vector_math_avx2.hpp"
+#include "kernels/paged_attention.hpp"
+#include "kernels/x86/avx2/vector_math_avx2.hpp"
+#include "kernels/x86/kv_row_address.hpp"
 
 namespace kiln::kernels::avx2_kv {
 

@@ -1,12 +1,13 @@
 // The ISA-free parts of paged attention: element names and sizes, kernel lookup, and merging
 // partial softmax states (a few floats per head, so plain scalar code).
-#include "kernels/attention/paged_attention.hpp"
+#include "kernels/paged_attention.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/attention/attention_isa.hpp"
-#include "kernels/attention/attention_reference.hpp"
+#include "kernels/reference/paged_attention.hpp"
+#include "kernels/x86/avx2/avx2_kernels.hpp"
+#include "kernels/x86/avx512/avx512_kernels.hpp"
 #include "util/error.hpp"
 
 namespace kiln::kernels {
@@ -38,9 +39,9 @@ AttentionKernels find_attention_kernels(Isa isa) {
   }
   switch (isa) {
     case Isa::kScalar: return {reference::attend, reference::encode_kv};
-    case Isa::kAvx2: return avx2_attention_kernels();
+    case Isa::kAvx2: return avx2::attention_kernels();
     case Isa::kAvx512:
-    case Isa::kAmx: return avx512_attention_kernels();
+    case Isa::kAmx: return avx512::attention_kernels();
   }
   return {reference::attend, reference::encode_kv};
 }

@@ -4,9 +4,9 @@
 // here (an ISA translation unit must not emit weak symbols; see src/kernels/CMakeLists.txt).
 #include <immintrin.h>
 
-#include "kernels/attention/attention_isa.hpp"
-#include "kernels/attention/kv_rows_avx2.hpp"
-#include "kernels/elementwise/vector_math_avx2.hpp"
+#include "kernels/x86/avx2/avx2_kernels.hpp"
+#include "kernels/x86/avx2/kv_rows_avx2.hpp"
+#include "kernels/x86/avx2/vector_math_avx2.hpp"
 
 namespace kiln::kernels {
 namespace {
@@ -254,6 +254,8 @@ void encode(const float* x, std::size_t n, KvElement element, std::size_t group_
 
 }  // namespace
 
-AttentionKernels avx2_attention_kernels() { return {attend, encode, avx2_attend_rows}; }
+namespace avx2 {
+AttentionKernels attention_kernels() { return {attend, encode, attend_rows}; }
+}  // namespace avx2
 
 }  // namespace kiln::kernels

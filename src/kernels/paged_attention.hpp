@@ -3,7 +3,7 @@
 // attended over a range of positions with an online softmax. A call returns the unnormalised
 // partial state (running max, sum of exponentials, weighted sum of values), so a caller may split
 // a long context into ranges, run them on different threads and merge (merge_attention_partials).
-// Every ISA's kernels have a scalar twin (attention_reference.cpp) that they are tested against.
+// Every ISA's kernels have a scalar twin (reference/paged_attention.cpp) that they are tested against.
 #pragma once
 
 #include <cstddef>
