@@ -112,7 +112,7 @@ Json measure(const BudgetOptions& o, const eval::WeightBudget& stored) {
       eval::kv_bytes_per_token(m.model->config(), backend_kv) * static_cast<std::uint64_t>(kv.num_tokens());
   const std::uint64_t expected = stored.total_bytes() + kv_bytes;
   fmt::print("\nmeasured (this backend: weights as stored, KV cache in {}, {} tokens allocated)\n",
-             models::kv_precision_name(kv.precision), kv.num_tokens());
+             kv_precision_name(kv.precision), kv.num_tokens());
   fmt::print("  {:<22} {:>16}\n", "RSS before loading", human(rss_before));
   fmt::print("  {:<22} {:>16}\n", "weights + KV estimate", human(expected));
   fmt::print("  {:<22} {:>16}\n", "peak RSS", human(peak));
@@ -120,7 +120,7 @@ Json measure(const BudgetOptions& o, const eval::WeightBudget& stored) {
   return {{"rss_before_load_bytes", rss_before},
           {"peak_rss_bytes", peak},
           {"prompt_tokens", prompt},
-          {"kv_precision", models::kv_precision_name(kv.precision)},
+          {"kv_precision", kv_precision_name(kv.precision)},
           {"kv_tokens_allocated", kv.num_tokens()},
           {"kv_bytes", kv_bytes},
           {"estimate_bytes", expected}};
@@ -129,12 +129,12 @@ Json measure(const BudgetOptions& o, const eval::WeightBudget& stored) {
 void budget(const BudgetOptions& o) {
   JsonOutput json(o.json);  // before --measure's load: an unwritable path fails now
   const Source source = open_source(o);
-  eval::WeightFormat format{.scheme = eval::parse_weight_format_name(o.weight_format, o.sym),
-                            .group_size = o.group_size,
-                            .ratio = o.ratio,
-                            .all_layers = o.all_layers};
+  eval::CompressionChoice format{.scheme = eval::parse_weight_format_name(o.weight_format, o.sym),
+                                 .group_size = o.group_size,
+                                 .ratio = o.ratio,
+                                 .all_layers = o.all_layers};
   const eval::WeightBudget plan = eval::plan_weights(source.config, format);
-  const eval::KvFormat kv{.precision = eval::parse_kv_precision(o.kv_precision), .group_size = o.kv_group_size};
+  const eval::KvFormat kv{.precision = eval::parse_kv_precision_flag(o.kv_precision), .group_size = o.kv_group_size};
   if (o.context <= 0 || o.sequences <= 0) fail("--context and --sequences must be positive");
   const std::uint64_t kv_per_token = eval::kv_bytes_per_token(source.config, kv);
   const std::uint64_t kv_total =
@@ -142,7 +142,7 @@ void budget(const BudgetOptions& o) {
 
   print_weights(plan, source.stored);
   fmt::print("\nKV cache ({}{})\n", o.kv_precision,
-             kv.precision == models::KvPrecision::kU8 ? fmt::format(", group {}", kv.group_size) : "");
+             kv.precision == ElementType::kU8 ? fmt::format(", group {}", kv.group_size) : "");
   fmt::print("  {:<22} {:>16}\n", "per token", fmt::format("{} B", kv_per_token));
   fmt::print("  {:<22} {:>16}\n", fmt::format("{} tokens x {} seq", o.context, o.sequences), human(kv_total));
   fmt::print("\n{:<24} {:>16}\n", "total (weights + KV)", human(plan.total_bytes() + kv_total));

@@ -56,7 +56,7 @@ void run_export(const ExportFlags& flags, const std::vector<std::string>& comman
   fmt::print(
       "exported {} ({} parameters, weight format {}{}) to {}: model.bin {:.1f} MiB; tensors: {}; {:.1f} s, peak RSS "
       "{:.0f} MiB\n",
-      options.model_dir.string(), r.num_parameters, exporter::weight_format_name(r.recipe.weight_format),
+      options.model_dir.string(), r.num_parameters, optimum_weight_format_name(r.recipe.primary),
       r.recipe.weight_format_defaulted ? ", the default for this size" : "", r.out_dir.string(),
       double(r.model_bin_bytes) / (1 << 20), schemes, r.seconds, double(r.peak_rss_bytes) / (1 << 20));
 }

@@ -59,7 +59,7 @@ void print_config(const ir::ModelConfig& c) {
 
 // "F32", or for a quantised IR weight its scheme and group size ("int4_sym g128").
 std::string storage_label(const ir::TensorView& t) {
-  if (!t.is_quantized()) return std::string(ir::dtype_name(t.dtype));
+  if (!t.is_quantized()) return std::string(element_type_name(t.dtype));
   return fmt::format("{} g{}", weight_scheme_name(t.quantization->scheme), t.quantization->group_size);
 }
 

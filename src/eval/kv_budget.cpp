@@ -4,27 +4,20 @@
 
 namespace kiln::eval {
 
-models::KvPrecision parse_kv_precision(std::string_view name) {
-  for (const auto p :
-       {models::KvPrecision::kF32, models::KvPrecision::kF16, models::KvPrecision::kBF16, models::KvPrecision::kU8}) {
-    if (kv_precision_name(p) == name) return p;
-  }
-  fail("--kv-precision '{}' is not a KV cache precision (accepted: f32, f16, bf16, u8)", name);
+ElementType parse_kv_precision_flag(std::string_view name) {
+  const std::optional<ElementType> precision = parse_kv_precision(name);
+  if (!precision) fail("--kv-precision '{}' is not a KV cache precision (accepted: f32, f16, bf16, u8)", name);
+  return *precision;
 }
 
 std::uint64_t kv_bytes_per_token(const ir::ModelConfig& config, const KvFormat& format) {
   const auto head_dim = static_cast<std::uint64_t>(config.head_dim);
-  std::uint64_t head_bytes = 0;  // one token's key (or value) vector of one KV head
-  switch (format.precision) {
-    case models::KvPrecision::kF32: head_bytes = 4 * head_dim; break;
-    case models::KvPrecision::kF16:
-    case models::KvPrecision::kBF16: head_bytes = 2 * head_dim; break;
-    case models::KvPrecision::kU8: {
-      if (format.group_size <= 0) fail("--kv-group-size must be positive, got {}", format.group_size);
-      const auto group = static_cast<std::uint64_t>(format.group_size);
-      head_bytes = head_dim + (head_dim + group - 1) / group * kU8KvParamBytesPerGroup;
-      break;
-    }
+  // One token's key (or value) vector of one KV head.
+  std::uint64_t head_bytes = element_bytes(format.precision, head_dim);
+  if (format.precision == ElementType::kU8) {
+    if (format.group_size <= 0) fail("--kv-group-size must be positive, got {}", format.group_size);
+    const auto group = static_cast<std::uint64_t>(format.group_size);
+    head_bytes += (head_dim + group - 1) / group * kU8KvParamBytesPerGroup;
   }
   return 2 * static_cast<std::uint64_t>(config.num_layers) * static_cast<std::uint64_t>(config.num_kv_heads) *
          head_bytes;

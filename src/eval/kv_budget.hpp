@@ -15,12 +15,12 @@ namespace kiln::eval {
 inline constexpr std::int64_t kU8KvParamBytesPerGroup = 8;  // f32 scale + f32 zero point
 
 struct KvFormat {
-  models::KvPrecision precision = models::KvPrecision::kF16;
+  ElementType precision = ElementType::kF16;
   std::int64_t group_size = 32;  // u8 only
 };
 
 // "f32", "f16", "bf16", "u8"; anything else is a kiln::Error listing them.
-models::KvPrecision parse_kv_precision(std::string_view name);
+ElementType parse_kv_precision_flag(std::string_view name);
 
 // Keys and values of every layer for one token: 2 · layers · kv_heads · bytes(head_dim).
 // Throws kiln::Error for a non-positive u8 group size.

@@ -29,7 +29,7 @@ void add(WeightBudget& b, TensorPlan plan) {
   b.tensors.push_back(std::move(plan));
 }
 
-TensorPlan plan_tensor(const models::TensorSpec& spec, WeightScheme scheme, const WeightFormat& format) {
+TensorPlan plan_tensor(const models::TensorSpec& spec, WeightScheme scheme, const CompressionChoice& format) {
   TensorPlan p{.name = spec.name, .role = spec.role, .scheme = scheme, .num_params = num_params(spec.shape)};
   if (spec.use == models::WeightUse::kVector) {
     p.scheme = vector_scheme(format.scheme);
@@ -75,7 +75,7 @@ std::string_view weight_class_name(WeightClass c) {
   return "?";
 }
 
-std::int64_t WeightFormat::resolved_group_size(WeightScheme s, std::int64_t in) const {
+std::int64_t CompressionChoice::resolved_group_size(WeightScheme s, std::int64_t in) const {
   // A group size only shapes the format's own scheme; backup int8 is per channel.
   if (s != scheme) return in;
   const std::int64_t g = group_size.value_or(is_4bit_scheme(s) ? kDefault4BitGroupSize : -1);
@@ -83,11 +83,12 @@ std::int64_t WeightFormat::resolved_group_size(WeightScheme s, std::int64_t in) 
 }
 
 WeightScheme parse_weight_format_name(std::string_view name, bool sym) {
-  if (name == "int4") return sym ? WeightScheme::kInt4Sym : WeightScheme::kInt4Asym;
-  if (name == "int8") return sym ? WeightScheme::kInt8Sym : WeightScheme::kInt8Asym;
+  if (const std::optional<WeightScheme> family = parse_optimum_weight_format(name)) {
+    const bool int8_or_int4 = *family == WeightScheme::kInt8Asym || *family == WeightScheme::kInt4Asym;
+    if (sym && !int8_or_int4) fail("--sym applies to --weight-format int4 and int8, not '{}'", name);
+    return sym ? with_sym(*family) : *family;
+  }
   if (sym) fail("--sym applies to --weight-format int4 and int8, not '{}'", name);
-  if (name == "fp16") return WeightScheme::kF16;
-  if (name == "fp32") return WeightScheme::kF32;
   for (const WeightScheme s : kAllWeightSchemes) {
     if (weight_scheme_name(s) == name) return s;
   }
@@ -96,7 +97,7 @@ WeightScheme parse_weight_format_name(std::string_view name, bool sym) {
   fail("--weight-format '{}' is not a weight format (accepted: {})", name, accepted);
 }
 
-void validate_weight_format(const WeightFormat& f) {
+void validate_compression_choice(const CompressionChoice& f) {
   if (!(f.ratio > 0.0 && f.ratio <= 1.0)) fail("--ratio must be in (0, 1], got {}", f.ratio);
   if (f.ratio < 1.0 && !is_4bit_scheme(f.scheme)) {
     fail("--ratio applies to 4-bit formats (int4, int4_sym, int4_asym, nf4), not {}", weight_scheme_name(f.scheme));
@@ -113,8 +114,8 @@ std::uint64_t WeightBudget::total_bytes() const {
   return std::accumulate(bytes.begin(), bytes.end(), std::uint64_t{0});
 }
 
-WeightBudget plan_weights(const ir::ModelConfig& config, const WeightFormat& format) {
-  validate_weight_format(format);
+WeightBudget plan_weights(const ir::ModelConfig& config, const CompressionChoice& format) {
+  validate_compression_choice(format);
   const std::vector<models::TensorSpec> specs = models::tensor_specs(config);
   std::int64_t layer_matrix_params = 0;
   for (const auto& s : specs) {
@@ -161,9 +162,9 @@ WeightBudget measure_stored_weights(const ir::ModelConfig& config, const ir::Ten
       p.scale_bytes = t.quantization->scales.size();
       p.zero_point_bytes = t.quantization->zero_points.size();
     } else {
-      p.scheme = t.dtype == ir::DType::kF32   ? WeightScheme::kF32
-                 : t.dtype == ir::DType::kF16 ? WeightScheme::kF16
-                                              : WeightScheme::kBf16;
+      p.scheme = t.dtype == ElementType::kF32   ? WeightScheme::kF32
+                 : t.dtype == ElementType::kF16 ? WeightScheme::kF16
+                                                : WeightScheme::kBf16;
     }
     add(b, std::move(p));
   }

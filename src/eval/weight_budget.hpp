@@ -30,7 +30,7 @@ WeightClass class_of(models::TensorRole role);
 // An export's compression choice, with optimum-cli's conventions (`--weight-format int4` is
 // asymmetric int4; embedding and head stay int8 unless --all-layers; the matrices a ratio < 1
 // leaves out are int8_asym per channel).
-struct WeightFormat {
+struct CompressionChoice {
   WeightScheme scheme = WeightScheme::kF16;
   std::optional<std::int64_t> group_size = std::nullopt;  // 4-bit default 128, int8 per channel; -1: per channel
   double ratio = 1.0;                                     // share of decoder-layer matrix parameters in `scheme`
@@ -46,7 +46,7 @@ struct WeightFormat {
 WeightScheme parse_weight_format_name(std::string_view name, bool sym = false);
 
 // Throws kiln::Error naming the flag when a choice does not apply to the scheme or is out of range.
-void validate_weight_format(const WeightFormat& format);
+void validate_compression_choice(const CompressionChoice& format);
 
 // One tensor as the export would store it.
 struct TensorPlan {
@@ -71,7 +71,7 @@ struct WeightBudget {
 };
 
 // The budget for `format` over the tensors config.json implies (models::tensor_specs).
-WeightBudget plan_weights(const ir::ModelConfig& config, const WeightFormat& format);
+WeightBudget plan_weights(const ir::ModelConfig& config, const CompressionChoice& format);
 
 // What a checkpoint's tensors take as stored (no scales or zero points): the "as is" column.
 WeightBudget measure_stored_weights(const ir::ModelConfig& config, const ir::TensorSource& source);

@@ -15,7 +15,7 @@ BackendFactory cpu_calibration_backend(const std::filesystem::path& model_dir) {
     models::validate_tensors(checkpoint.config(), checkpoint);
     runtime::DeviceProperties p;
     p.performance_hint = runtime::PerformanceHint::kThroughput;
-    p.kv_cache_precision = models::KvPrecision::kF32;
+    p.kv_cache_precision = ElementType::kF32;
     const Isa isa = select_isa();
     std::shared_ptr<ThreadPool> pool =
         shared ? shared

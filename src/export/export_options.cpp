@@ -28,15 +28,6 @@ std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& ta
   return "?";
 }
 
-constexpr std::array<std::pair<WeightFormat, std::string_view>, 6> kFormats{{
-    {WeightFormat::kFp32, "fp32"},
-    {WeightFormat::kFp16, "fp16"},
-    {WeightFormat::kBf16, "bf16"},
-    {WeightFormat::kInt8, "int8"},
-    {WeightFormat::kInt4, "int4"},
-    {WeightFormat::kNf4, "nf4"},
-}};
-
 constexpr std::array<std::pair<SensitivityMetric, std::string_view>, 5> kMetrics{{
     {SensitivityMetric::kWeightQuantizationError, "weight_quantization_error"},
     {SensitivityMetric::kHessianInputActivation, "hessian_input_activation"},
@@ -50,18 +41,6 @@ constexpr std::array<std::pair<BackupPrecision, std::string_view>, 3> kBackups{{
     {BackupPrecision::kInt8Sym, "int8_sym"},
     {BackupPrecision::kNone, "none"},
 }};
-
-WeightScheme primary_scheme(WeightFormat f, bool sym) {
-  switch (f) {
-    case WeightFormat::kFp32: return WeightScheme::kF32;
-    case WeightFormat::kFp16: return WeightScheme::kF16;
-    case WeightFormat::kBf16: return WeightScheme::kBf16;
-    case WeightFormat::kInt8: return sym ? WeightScheme::kInt8Sym : WeightScheme::kInt8Asym;
-    case WeightFormat::kInt4: return sym ? WeightScheme::kInt4Sym : WeightScheme::kInt4Asym;
-    case WeightFormat::kNf4: return WeightScheme::kNf4;
-  }
-  return WeightScheme::kF32;
-}
 
 // Flags that only a 4-bit (mixed-precision) export uses; NNCF refuses them for int8 and float.
 void reject_4bit_flags(const ExportOptions& o, std::string_view format) {
@@ -79,10 +58,12 @@ void reject_4bit_flags(const ExportOptions& o, std::string_view format) {
 
 }  // namespace
 
-std::string_view weight_format_name(WeightFormat f) { return name_of(kFormats, f); }
 std::string_view sensitivity_metric_name(SensitivityMetric m) { return name_of(kMetrics, m); }
 std::string_view backup_precision_name(BackupPrecision b) { return name_of(kBackups, b); }
-WeightFormat parse_weight_format(std::string_view name) { return parse_named(kFormats, name, "--weight-format"); }
+WeightScheme parse_weight_format(std::string_view name) {
+  if (const std::optional<WeightScheme> scheme = parse_optimum_weight_format(name)) return *scheme;
+  fail("--weight-format '{}' is not supported (accepted: fp32, fp16, bf16, int8, int4, nf4)", name);
+}
 SensitivityMetric parse_sensitivity_metric(std::string_view name) {
   return parse_named(kMetrics, name, "--sensitivity-metric");
 }
@@ -93,19 +74,19 @@ BackupPrecision parse_backup_precision(std::string_view name) {
 ExportRecipe resolve_recipe(const ExportOptions& o, std::int64_t num_parameters) {
   ExportRecipe r;
   if (o.weight_format) {
-    r.weight_format = *o.weight_format;
+    r.primary = *o.weight_format;
   } else {
     // optimum-cli: models over one billion parameters export with 8-bit weights by default.
-    r.weight_format = num_parameters > kDefaultInt8Threshold ? WeightFormat::kInt8 : WeightFormat::kFp32;
+    r.primary = num_parameters > kDefaultInt8Threshold ? WeightScheme::kInt8Asym : WeightScheme::kF32;
     r.weight_format_defaulted = true;
   }
-  const std::string_view format = weight_format_name(r.weight_format);
-  r.primary = primary_scheme(r.weight_format, o.sym);
+  if (o.sym) r.primary = with_sym(r.primary);
+  const std::string_view format = optimum_weight_format_name(r.primary);
   r.dataset = o.dataset;
   r.sample_tokens = o.sample_tokens;
   if (o.sample_tokens < 2) fail("--sample-tokens must be at least 2, got {}", o.sample_tokens);
 
-  if (r.is_float() || r.weight_format == WeightFormat::kInt8) {
+  if (r.is_float() || r.is_int8()) {
     reject_4bit_flags(o, format);
     if (o.group_size && *o.group_size != -1) {
       fail("--group-size {} applies to int4 and nf4 exports; int8 is per channel (-1)", *o.group_size);
@@ -159,12 +140,12 @@ ExportRecipe resolve_recipe(const ExportOptions& o, std::int64_t num_parameters)
 }
 
 Json ExportRecipe::to_json() const {
-  Json j = {{"weight_format", weight_format_name(weight_format)},
+  Json j = {{"weight_format", optimum_weight_format_name(primary)},
             {"weight_format_defaulted", weight_format_defaulted},
             {"primary_scheme", weight_scheme_name(primary)}};
   if (is_float()) return j;
   j["group_size"] = group_size;
-  if (weight_format == WeightFormat::kInt8) return j;
+  if (is_int8()) return j;
   j["ratio"] = ratio;
   j["all_layers"] = all_layers;
   j["awq"] = awq;

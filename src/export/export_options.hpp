@@ -16,7 +16,6 @@
 
 namespace kiln::exporter {
 
-enum class WeightFormat : std::uint8_t { kFp32, kFp16, kBf16, kInt8, kInt4, kNf4 };
 enum class SensitivityMetric : std::uint8_t {
   kWeightQuantizationError,
   kHessianInputActivation,
@@ -27,11 +26,11 @@ enum class SensitivityMetric : std::uint8_t {
 enum class BackupPrecision : std::uint8_t { kInt8Asym, kInt8Sym, kNone };
 
 // Names as optimum-cli spells them ("int4", "max_activation_variance", "int8_asym", ...);
-// parse_* throw a kiln::Error naming the flag and listing what is accepted.
-std::string_view weight_format_name(WeightFormat f);
+// parse_* throw a kiln::Error naming the flag and listing what is accepted. --weight-format is
+// parsed as parse_optimum_weight_format (ir/weight_format.hpp) does: "int4" is int4_asym until --sym.
 std::string_view sensitivity_metric_name(SensitivityMetric m);
 std::string_view backup_precision_name(BackupPrecision b);
-WeightFormat parse_weight_format(std::string_view name);
+WeightScheme parse_weight_format(std::string_view name);
 SensitivityMetric parse_sensitivity_metric(std::string_view name);
 BackupPrecision parse_backup_precision(std::string_view name);
 
@@ -41,7 +40,9 @@ inline constexpr std::int64_t kDefaultInt8Threshold = 1'000'000'000;
 struct ExportOptions {
   std::filesystem::path model_dir;  // Hugging Face checkpoint
   std::filesystem::path out_dir;    // must not exist
-  std::optional<WeightFormat> weight_format;
+  // --weight-format as optimum-cli reads it (int8 / int4: the asymmetric scheme); --sym makes the
+  // given or defaulted int8 / int4 scheme symmetric.
+  std::optional<WeightScheme> weight_format;
   bool sym = false;
   std::optional<std::int64_t> group_size;  // -1 = per channel
   std::optional<double> ratio;
@@ -62,7 +63,6 @@ struct ExportOptions {
 };
 
 struct ExportRecipe {
-  WeightFormat weight_format = WeightFormat::kFp32;
   bool weight_format_defaulted = false;       // chosen by the >1B rule, not by the user
   WeightScheme primary = WeightScheme::kF32;  // the scheme of ratio-defining weights
   std::int64_t group_size = -1;               // -1 = per channel
@@ -79,6 +79,7 @@ struct ExportRecipe {
 
   bool is_float() const { return is_float_scheme(primary); }
   bool is_4bit() const { return is_4bit_scheme(primary); }
+  bool is_int8() const { return primary == WeightScheme::kInt8Sym || primary == WeightScheme::kInt8Asym; }
   bool data_aware_metric() const {
     return ratio < 1.0 && sensitivity_metric != SensitivityMetric::kWeightQuantizationError;
   }

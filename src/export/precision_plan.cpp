@@ -13,8 +13,8 @@ WeightScheme source_scheme(const ir::TensorSource& source, const std::string& na
   const ir::TensorView* t = source.find(name);
   if (t == nullptr) fail(ErrorKind::kInternal, "plan: tensor '{}' vanished", name);
   switch (t->dtype) {
-    case ir::DType::kF16: return WeightScheme::kF16;
-    case ir::DType::kBF16: return WeightScheme::kBf16;
+    case ElementType::kF16: return WeightScheme::kF16;
+    case ElementType::kBf16: return WeightScheme::kBf16;
     default: return WeightScheme::kF32;
   }
 }
@@ -63,7 +63,7 @@ std::vector<TensorPlan> plan_tensors(const ir::ModelConfig& config, const ir::Te
     } else if (is_vector) {
       // Norm gains and biases stay f32: they are tiny and AWQ folds scales into the gains.
       assign(p, WeightScheme::kF32, 0);
-    } else if (recipe.weight_format == WeightFormat::kInt8) {
+    } else if (recipe.is_int8()) {
       assign(p, recipe.primary, -1);
     } else {
       p.ratio_defining = is_ratio_defining(spec, recipe);

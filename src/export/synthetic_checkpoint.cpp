@@ -98,26 +98,26 @@ float gaussian_like(std::uint64_t key, float std) {
   return static_cast<float>((sum - 2.0) * std::sqrt(3.0) * std);
 }
 
-ir::DType checkpoint_dtype(const ir::ModelConfig& c) {
-  if (c.torch_dtype == "float32") return ir::DType::kF32;
-  if (c.torch_dtype == "float16") return ir::DType::kF16;
-  return ir::DType::kBF16;
+ElementType checkpoint_dtype(const ir::ModelConfig& c) {
+  if (c.torch_dtype == "float32") return ElementType::kF32;
+  if (c.torch_dtype == "float16") return ElementType::kF16;
+  return ElementType::kBf16;
 }
 
 // Appends `count` values of tensor `spec` starting at `first`, encoded in `dtype`.
 void encode_values(const models::TensorSpec& spec, std::uint64_t seed, std::uint64_t first, std::size_t count,
-                   ir::DType dtype, std::vector<std::uint8_t>& out) {
+                   ElementType dtype, std::vector<std::uint8_t>& out) {
   const std::uint64_t base = splitmix64(seed ^ name_hash(spec.name));
   // Every norm gain (layer norms, Qwen3's per-head q/k norms, the final norm).
   const bool is_norm = spec.role == models::TensorRole::kNorm && spec.name.ends_with("norm.weight");
-  out.resize(count * ir::dtype_size(dtype));
+  out.resize(count * element_bytes(dtype));
   for (std::size_t i = 0; i < count; ++i) {
     // Norm gains start at one, as a freshly initialised model's; everything else is noise.
     const float v = is_norm ? 1.0f : gaussian_like(base + first + i, kInitStd);
-    if (dtype == ir::DType::kF32) {
+    if (dtype == ElementType::kF32) {
       std::memcpy(out.data() + 4 * i, &v, 4);
     } else {
-      const std::uint16_t h = dtype == ir::DType::kF16 ? f32_to_f16(v) : f32_to_bf16(v);
+      const std::uint16_t h = dtype == ElementType::kF16 ? f32_to_f16(v) : f32_to_bf16(v);
       std::memcpy(out.data() + 2 * i, &h, 2);
     }
   }
@@ -168,7 +168,7 @@ SynthResult synthesize_checkpoint(const SynthOptions& o) {
         o.like);
   }
   const ir::ModelConfig config = ir::parse_model_config(config_json, o.like);
-  const ir::DType dtype = checkpoint_dtype(config);
+  const ElementType dtype = checkpoint_dtype(config);
   const std::vector<models::TensorSpec> specs = models::tensor_specs(config);
 
   // Shards in model order, each up to max_shard_bytes (a larger tensor gets a shard of its own).
@@ -180,7 +180,7 @@ SynthResult synthesize_checkpoint(const SynthOptions& o) {
     std::uint64_t n = 1;
     for (std::int64_t d : specs[i].shape) n *= static_cast<std::uint64_t>(d);
     tensor_elements.push_back(n);
-    const std::uint64_t bytes = n * ir::dtype_size(dtype);
+    const std::uint64_t bytes = n * element_bytes(dtype);
     if (!shards.back().empty() && shard_bytes + bytes > o.max_shard_bytes) {
       shards.emplace_back();
       shard_bytes = 0;

@@ -40,9 +40,8 @@ void write_companions(ir::IrWriter& writer, const TensorPlan& plan, const std::v
   const std::int64_t out = plan.spec.shape[0];
   const auto groups = static_cast<std::int64_t>(
       num_groups(static_cast<std::size_t>(plan.spec.shape[1]), static_cast<std::size_t>(plan.group_size)));
-  writer.add_tensor(
-      ir::IrTensorEntry::plain(ir::scale_tensor_name(plan.spec.name), ir::StorageType::kF16, {out, groups}),
-      as_bytes(scales));
+  writer.add_tensor(ir::IrTensorEntry::plain(ir::scale_tensor_name(plan.spec.name), ElementType::kF16, {out, groups}),
+                    as_bytes(scales));
   if (has_zero_points(plan.scheme)) {
     writer.add_tensor(ir::IrTensorEntry::plain(ir::zero_point_tensor_name(plan.spec.name),
                                                ir::zero_point_storage(plan.scheme), {out, groups}),
@@ -72,9 +71,9 @@ void write_rows(ir::IrWriter& writer, const TensorPlan& plan, std::span<const fl
 
 bool same_float_storage(const TensorPlan& plan, const ir::TensorView& source) {
   if (source.is_quantized()) return false;
-  return (plan.scheme == WeightScheme::kF32 && source.dtype == ir::DType::kF32) ||
-         (plan.scheme == WeightScheme::kF16 && source.dtype == ir::DType::kF16) ||
-         (plan.scheme == WeightScheme::kBf16 && source.dtype == ir::DType::kBF16);
+  return (plan.scheme == WeightScheme::kF32 && source.dtype == ElementType::kF32) ||
+         (plan.scheme == WeightScheme::kF16 && source.dtype == ElementType::kF16) ||
+         (plan.scheme == WeightScheme::kBf16 && source.dtype == ElementType::kBf16);
 }
 
 }  // namespace
@@ -98,7 +97,7 @@ void write_streamed(ir::IrWriter& writer, const TensorPlan& plan, const ir::Tens
     write_rows(writer, plan, chunk, n, scales, zero_points);
     if (!source.is_quantized()) {
       // Drop the rows just read from this process's resident set (a 128k-row embedding is 0.5 GB).
-      const std::size_t element = ir::dtype_size(source.dtype);
+      const std::size_t element = element_bytes(source.dtype);
       release_source_bytes(source.bytes.subspan(static_cast<std::size_t>(first * cols) * element,
                                                 static_cast<std::size_t>(n * cols) * element));
     }

@@ -103,7 +103,7 @@ void IrModel::build_views(bool verify_checksums) {
     view.shape = e.shape;
     view.bytes = bytes_of(e);
     if (e.quantization) {
-      view.dtype = DType::kU8;
+      view.dtype = ElementType::kU8;
       TensorQuantization q;
       q.scheme = e.quantization->scheme;
       q.group_size = e.quantization->group_size;
@@ -112,14 +112,14 @@ void IrModel::build_views(bool verify_checksums) {
       view.quantization = q;
     } else {
       switch (e.storage) {
-        case StorageType::kF32: view.dtype = DType::kF32; break;
-        case StorageType::kF16: view.dtype = DType::kF16; break;
-        case StorageType::kBF16: view.dtype = DType::kBF16; break;
-        case StorageType::kI8: view.dtype = DType::kI8; break;
-        case StorageType::kU8: view.dtype = DType::kU8; break;
+        case ElementType::kF32: view.dtype = ElementType::kF32; break;
+        case ElementType::kF16: view.dtype = ElementType::kF16; break;
+        case ElementType::kBf16: view.dtype = ElementType::kBf16; break;
+        case ElementType::kI8: view.dtype = ElementType::kI8; break;
+        case ElementType::kU8: view.dtype = ElementType::kU8; break;
         default:
           fail("{}: tensor '{}': storage {} needs a quantization scheme", (dir_ / kIrModelJson).string(), e.name,
-               storage_type_name(e.storage));
+               element_type_name(e.storage));
       }
     }
     views_.emplace(e.name, std::move(view));

@@ -1,6 +1,5 @@
 #include "ir/ir_tensor_table.hpp"
 
-#include <array>
 #include <limits>
 #include <map>
 #include <set>
@@ -10,21 +9,6 @@
 
 namespace kiln::ir {
 namespace {
-
-struct StorageInfo {
-  StorageType type;
-  std::string_view name;
-};
-
-constexpr std::array<StorageInfo, 7> kStorageTypes{{
-    {StorageType::kF32, "F32"},
-    {StorageType::kF16, "F16"},
-    {StorageType::kBF16, "BF16"},
-    {StorageType::kI8, "I8"},
-    {StorageType::kU8, "U8"},
-    {StorageType::kI4, "I4"},
-    {StorageType::kU4, "U4"},
-}};
 
 std::uint64_t checked_count(const std::vector<std::int64_t>& shape, const std::string& where) {
   std::uint64_t n = 1;
@@ -39,14 +23,14 @@ std::uint64_t checked_count(const std::vector<std::int64_t>& shape, const std::s
 }
 
 void check_companion(const IrTensorEntry& weight, const IrTensorEntry* companion, std::string_view role,
-                     StorageType storage, const std::vector<std::int64_t>& shape, const std::string& origin) {
+                     ElementType storage, const std::vector<std::int64_t>& shape, const std::string& origin) {
   if (companion == nullptr) {
     fail("{}: tensor '{}' names {} tensor that is not in the table", origin, weight.name, role);
   }
   if (companion->quantization) fail("{}: {} tensor '{}' cannot itself be quantised", origin, role, companion->name);
   if (companion->storage != storage || companion->shape != shape) {
     fail("{}: {} tensor '{}' of '{}' must be {} {}, got {} {}", origin, role, companion->name, weight.name,
-         storage_type_name(storage), format_shape(shape), storage_type_name(companion->storage),
+         element_type_name(storage), format_shape(shape), element_type_name(companion->storage),
          format_shape(companion->shape));
   }
 }
@@ -67,7 +51,7 @@ void validate_quantization(const IrTensorEntry& e, const std::map<std::string_vi
   }
   if (e.storage != code_storage(q.scheme)) {
     fail("{}: tensor '{}': scheme {} stores codes as {}, but the entry says {}", origin, e.name,
-         weight_scheme_name(q.scheme), storage_type_name(code_storage(q.scheme)), storage_type_name(e.storage));
+         weight_scheme_name(q.scheme), element_type_name(code_storage(q.scheme)), element_type_name(e.storage));
   }
   const std::int64_t groups =
       static_cast<std::int64_t>(num_groups(static_cast<std::size_t>(in), static_cast<std::size_t>(q.group_size)));
@@ -75,7 +59,7 @@ void validate_quantization(const IrTensorEntry& e, const std::map<std::string_vi
     auto it = by_name.find(name);
     return it == by_name.end() ? nullptr : it->second;
   };
-  check_companion(e, find(q.scale), "scale", StorageType::kF16, {out, groups}, origin);
+  check_companion(e, find(q.scale), "scale", ElementType::kF16, {out, groups}, origin);
   if (!companions.insert(q.scale).second) fail("{}: scale tensor '{}' is shared by two weights", origin, q.scale);
   if (has_zero_points(q.scheme)) {
     if (q.zero_point.empty())
@@ -91,44 +75,35 @@ void validate_quantization(const IrTensorEntry& e, const std::map<std::string_vi
 
 }  // namespace
 
-std::string_view storage_type_name(StorageType type) { return kStorageTypes[static_cast<std::size_t>(type)].name; }
-
-std::optional<StorageType> parse_storage_type(std::string_view name) {
-  for (const auto& s : kStorageTypes) {
-    if (s.name == name) return s.type;
-  }
-  return std::nullopt;
-}
-
-std::uint64_t storage_bytes(StorageType type, std::uint64_t count) {
+bool is_ir_storage_type(ElementType type) {
   switch (type) {
-    case StorageType::kF32: return count * 4;
-    case StorageType::kF16:
-    case StorageType::kBF16: return count * 2;
-    case StorageType::kI8:
-    case StorageType::kU8: return count;
-    case StorageType::kI4:
-    case StorageType::kU4: return (count + 1) / 2;
+    case ElementType::kF32:
+    case ElementType::kF16:
+    case ElementType::kBf16:
+    case ElementType::kI8:
+    case ElementType::kU8:
+    case ElementType::kI4:
+    case ElementType::kU4: return true;
+    default: return false;
   }
-  return 0;
 }
 
-StorageType code_storage(WeightScheme scheme) {
+ElementType code_storage(WeightScheme scheme) {
   switch (scheme) {
-    case WeightScheme::kF32: return StorageType::kF32;
-    case WeightScheme::kF16: return StorageType::kF16;
-    case WeightScheme::kBf16: return StorageType::kBF16;
-    case WeightScheme::kInt8Sym: return StorageType::kI8;
-    case WeightScheme::kInt8Asym: return StorageType::kU8;
-    case WeightScheme::kInt4Sym: return StorageType::kI4;
+    case WeightScheme::kF32: return ElementType::kF32;
+    case WeightScheme::kF16: return ElementType::kF16;
+    case WeightScheme::kBf16: return ElementType::kBf16;
+    case WeightScheme::kInt8Sym: return ElementType::kI8;
+    case WeightScheme::kInt8Asym: return ElementType::kU8;
+    case WeightScheme::kInt4Sym: return ElementType::kI4;
     case WeightScheme::kInt4Asym:
-    case WeightScheme::kNf4: return StorageType::kU4;
+    case WeightScheme::kNf4: return ElementType::kU4;
   }
-  return StorageType::kU8;
+  return ElementType::kU8;
 }
 
-StorageType zero_point_storage(WeightScheme scheme) {
-  return is_4bit_scheme(scheme) ? StorageType::kU4 : StorageType::kU8;
+ElementType zero_point_storage(WeightScheme scheme) {
+  return is_4bit_scheme(scheme) ? ElementType::kU4 : ElementType::kU8;
 }
 
 std::string scale_tensor_name(std::string_view weight) { return std::string(weight) + ".scale"; }
@@ -137,7 +112,7 @@ std::string zero_point_tensor_name(std::string_view weight) { return std::string
 std::uint64_t align_to_ir(std::uint64_t offset) { return (offset + kIrAlignment - 1) / kIrAlignment * kIrAlignment; }
 
 Json to_json(const IrTensorEntry& e) {
-  Json j = {{"name", e.name},   {"dtype", storage_type_name(e.storage)},
+  Json j = {{"name", e.name},   {"dtype", element_type_name(e.storage)},
             {"shape", e.shape}, {"offset", e.offset},
             {"size", e.size},   {"sha256", e.sha256}};
   if (e.quantization) {
@@ -160,8 +135,8 @@ IrTensorEntry parse_tensor_entry(const Json& json, const std::string& origin) {
   const std::string where = fmt::format("{}: tensor '{}'", origin, e.name);
   JsonFields f(json, where);
   const std::string dtype = f.get<std::string>("dtype");
-  const auto storage = parse_storage_type(dtype);
-  if (!storage)
+  const auto storage = parse_element_type(dtype);
+  if (!storage || !is_ir_storage_type(*storage))
     f.fail_field("dtype", fmt::format("'{}' is not a storage type (accepted: F32, F16, BF16, I8, U8, I4, U4)", dtype));
   e.storage = *storage;
   if (!json.contains("shape") || !json["shape"].is_array()) f.fail_field("shape", "must be an array of integers");
@@ -198,7 +173,7 @@ IrTensorEntry parse_tensor_entry(const Json& json, const std::string& origin) {
 }
 
 std::uint64_t expected_entry_bytes(const IrTensorEntry& e, const std::string& origin) {
-  return storage_bytes(e.storage, checked_count(e.shape, fmt::format("{}: tensor '{}'", origin, e.name)));
+  return element_bytes(e.storage, checked_count(e.shape, fmt::format("{}: tensor '{}'", origin, e.name)));
 }
 
 void validate_tensor_table(const std::vector<IrTensorEntry>& entries, std::uint64_t file_size,
@@ -209,7 +184,7 @@ void validate_tensor_table(const std::vector<IrTensorEntry>& entries, std::uint6
     const std::uint64_t expected = expected_entry_bytes(e, model_json);
     if (e.size != expected) {
       fail("{}: tensor '{}' has size {} but {} {} needs {} bytes", model_json, e.name, e.size,
-           storage_type_name(e.storage), format_shape(e.shape), expected);
+           element_type_name(e.storage), format_shape(e.shape), expected);
     }
   }
   // Order first: a swapped pair would otherwise surface as a confusing offset mismatch.

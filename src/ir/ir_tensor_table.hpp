@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/weight_format.hpp"
+#include "util/element_type.hpp"
 #include "util/json.hpp"
 
 namespace kiln::ir {
@@ -21,17 +22,13 @@ inline constexpr std::string_view kIrModelJson = "model.json";
 inline constexpr std::string_view kIrModelBin = "model.bin";
 inline constexpr std::string_view kIrManifestJson = "manifest.json";
 
-// How the bytes of one table entry are stored. I4 / U4 pack two values per byte over the flat
-// index, the even index in the low nibble (ir/weight_format.hpp).
-enum class StorageType : std::uint8_t { kF32, kF16, kBF16, kI8, kU8, kI4, kU4 };
-
-std::string_view storage_type_name(StorageType type);  // "F32", ..., "U4"
-std::optional<StorageType> parse_storage_type(std::string_view name);
-std::uint64_t storage_bytes(StorageType type, std::uint64_t count);
+// The element types a table entry may be stored as: F32, F16, BF16, I8, U8, I4, U4 (I4 / U4 pack
+// two values per byte over the flat index, the even index in the low nibble).
+bool is_ir_storage_type(ElementType type);
 
 // The storage of a scheme's codes (int4_sym → I4, nf4 → U4, f16 → F16, ...) and zero points.
-StorageType code_storage(WeightScheme scheme);
-StorageType zero_point_storage(WeightScheme scheme);
+ElementType code_storage(WeightScheme scheme);
+ElementType zero_point_storage(WeightScheme scheme);
 
 // Companion tensor names of a quantised weight: "<name>.scale", "<name>.zero_point".
 std::string scale_tensor_name(std::string_view weight);
@@ -46,7 +43,7 @@ struct IrQuantization {
 
 struct IrTensorEntry {
   std::string name;
-  StorageType storage = StorageType::kF32;
+  ElementType storage = ElementType::kF32;
   std::vector<std::int64_t> shape;  // logical shape (a quantised weight: [out, in])
   std::uint64_t offset = 0;         // in model.bin, a multiple of kIrAlignment
   std::uint64_t size = 0;           // bytes
@@ -55,7 +52,7 @@ struct IrTensorEntry {
 
   std::uint64_t end() const { return offset + size; }
   // A plain (not quantised) entry; the writer fills in offset, size and sha256.
-  static IrTensorEntry plain(std::string name, StorageType storage, std::vector<std::int64_t> shape) {
+  static IrTensorEntry plain(std::string name, ElementType storage, std::vector<std::int64_t> shape) {
     IrTensorEntry e;
     e.name = std::move(name);
     e.storage = storage;

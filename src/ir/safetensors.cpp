@@ -83,8 +83,8 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path
     if (!entry.is_object()) fail("{}: entry must be an object", where);
     JsonFields fields(entry, where);
     const std::string dtype_text = fields.get<std::string>("dtype");
-    const auto dtype = parse_dtype(dtype_text);
-    if (!dtype)
+    const auto dtype = parse_element_type(dtype_text);
+    if (!dtype || *dtype == ElementType::kI4 || *dtype == ElementType::kU4)
       fail("{}: unknown dtype '{}' (accepted: F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL)", where, dtype_text);
     if (!entry.contains("shape")) fail("{}: missing 'shape'", where);
     std::vector<std::int64_t> shape = parse_shape(entry["shape"], where);
@@ -100,7 +100,7 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path
       fail("{}: data_offsets [{}, {}] out of bounds: the data section has {} bytes (truncated file?)", where, begin,
            end, data_size);
     }
-    const std::uint64_t expected = checked_byte_size(shape, dtype_size(*dtype), where);
+    const std::uint64_t expected = checked_byte_size(shape, element_bytes(*dtype), where);
     if (end - begin != expected) {
       fail("{}: holds {} bytes but dtype {} with shape {} needs {}", where, end - begin, dtype_text,
            format_shape(shape), expected);
@@ -127,7 +127,7 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<Safe
   SafetensorsStreamWriter out(path, infos, metadata);
   for (const auto& e : entries) {
     if (e.bytes.size() !=
-        dtype_size(e.dtype) *
+        element_bytes(e.dtype) *
             static_cast<std::size_t>(TensorView{e.name, e.dtype, e.shape, {}, std::nullopt}.num_elements())) {
       fail(ErrorKind::kInternal, "{}: tensor '{}' has {} bytes, its dtype and shape need another count", path.string(),
            e.name, e.bytes.size());

@@ -34,7 +34,7 @@ class SafetensorsFile {
 // order given, with the header padded so the data section starts 8-byte aligned.
 struct SafetensorsEntry {
   std::string name;
-  DType dtype;
+  ElementType dtype;
   std::vector<std::int64_t> shape;
   std::span<const std::uint8_t> bytes;
 };

@@ -11,10 +11,11 @@ SafetensorsStreamWriter::SafetensorsStreamWriter(const std::filesystem::path& pa
   Json header = Json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   for (const SafetensorsTensorInfo& t : tensors) {
-    std::uint64_t bytes = dtype_size(t.dtype);
+    std::uint64_t bytes = element_bytes(t.dtype);
     for (std::int64_t d : t.shape) bytes *= static_cast<std::uint64_t>(d);
-    header[t.name] = {
-        {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {data_bytes_, data_bytes_ + bytes}}};
+    header[t.name] = {{"dtype", element_type_name(t.dtype)},
+                      {"shape", t.shape},
+                      {"data_offsets", {data_bytes_, data_bytes_ + bytes}}};
     data_bytes_ += bytes;
   }
   std::string text = header.dump();

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/dtype.hpp"
+#include "util/element_type.hpp"
 #include "util/file_io.hpp"
 #include "util/json.hpp"
 
@@ -18,7 +18,7 @@ namespace kiln::ir {
 
 struct SafetensorsTensorInfo {
   std::string name;
-  DType dtype = DType::kF32;
+  ElementType dtype = ElementType::kF32;
   std::vector<std::int64_t> shape;
 };
 

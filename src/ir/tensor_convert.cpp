@@ -59,10 +59,10 @@ void convert_to_f32(const TensorView& tensor, std::int64_t first, std::int64_t c
   }
   const std::uint8_t* base = tensor.bytes.data();
   switch (tensor.dtype) {
-    case DType::kF32: std::memcpy(out, base + first * 4, static_cast<std::size_t>(count) * 4); return;
-    case DType::kF16:
-    case DType::kBF16: {
-      const bool is_f16 = tensor.dtype == DType::kF16;
+    case ElementType::kF32: std::memcpy(out, base + first * 4, static_cast<std::size_t>(count) * 4); return;
+    case ElementType::kF16:
+    case ElementType::kBf16: {
+      const bool is_f16 = tensor.dtype == ElementType::kF16;
       for (std::int64_t i = 0; i < count; ++i) {
         std::uint16_t h;
         std::memcpy(&h, base + (first + i) * 2, 2);
@@ -72,7 +72,7 @@ void convert_to_f32(const TensorView& tensor, std::int64_t first, std::int64_t c
     }
     default:
       fail(ErrorKind::kUnsupported, "tensor '{}': dtype {} cannot be read as float (accepted: F32, F16, BF16)",
-           tensor.name, dtype_name(tensor.dtype));
+           tensor.name, element_type_name(tensor.dtype));
   }
 }
 

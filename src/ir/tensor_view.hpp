@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "ir/dtype.hpp"
 #include "ir/weight_format.hpp"
+#include "util/element_type.hpp"
 
 namespace kiln::ir {
 
@@ -26,7 +26,7 @@ struct TensorQuantization {
 
 struct TensorView {
   std::string name;
-  DType dtype = DType::kF32;
+  ElementType dtype = ElementType::kF32;
   std::vector<std::int64_t> shape;
   std::span<const std::uint8_t> bytes;
   std::optional<TensorQuantization> quantization;  // set for quantised weights only

@@ -173,6 +173,34 @@ WeightScheme parse_weight_scheme(std::string_view name) {
       name);
 }
 
+std::optional<WeightScheme> parse_optimum_weight_format(std::string_view name) {
+  for (WeightScheme s : {WeightScheme::kF32, WeightScheme::kF16, WeightScheme::kBf16, WeightScheme::kInt8Asym,
+                         WeightScheme::kInt4Asym, WeightScheme::kNf4}) {
+    if (optimum_weight_format_name(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+std::string_view optimum_weight_format_name(WeightScheme scheme) {
+  switch (scheme) {
+    case WeightScheme::kF32: return "fp32";
+    case WeightScheme::kF16: return "fp16";
+    case WeightScheme::kBf16: return "bf16";
+    case WeightScheme::kInt8Sym:
+    case WeightScheme::kInt8Asym: return "int8";
+    case WeightScheme::kInt4Sym:
+    case WeightScheme::kInt4Asym: return "int4";
+    case WeightScheme::kNf4: return "nf4";
+  }
+  return "?";
+}
+
+WeightScheme with_sym(WeightScheme scheme) {
+  if (scheme == WeightScheme::kInt8Asym) return WeightScheme::kInt8Sym;
+  if (scheme == WeightScheme::kInt4Asym) return WeightScheme::kInt4Sym;
+  return scheme;
+}
+
 int min_code(WeightScheme scheme) {
   switch (scheme) {
     case WeightScheme::kInt8Sym: return -128;

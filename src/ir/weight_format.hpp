@@ -20,6 +20,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,15 @@ std::string_view weight_scheme_name(WeightScheme scheme);
 
 // Parses a name above; anything else is a kiln::Error listing the accepted names.
 WeightScheme parse_weight_scheme(std::string_view name);
+
+// optimum-cli's --weight-format names a scheme family: fp32, fp16, bf16, int8, int4, nf4. Without
+// --sym, int8 and int4 are the asymmetric schemes, which is what parse_optimum_weight_format
+// returns; with_sym gives the symmetric twin. nullopt for any other name.
+std::optional<WeightScheme> parse_optimum_weight_format(std::string_view name);
+// "int4" for int4_sym and int4_asym, "int8" likewise, "fp32", "fp16", "bf16", "nf4".
+std::string_view optimum_weight_format_name(WeightScheme scheme);
+// int8_asym -> int8_sym, int4_asym -> int4_sym; every other scheme is returned unchanged.
+WeightScheme with_sym(WeightScheme scheme);
 
 // f32, f16, bf16: stored as values, no scales.
 constexpr bool is_float_scheme(WeightScheme scheme) {

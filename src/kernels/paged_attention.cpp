@@ -12,26 +12,6 @@
 
 namespace kiln::kernels {
 
-std::string_view kv_element_name(KvElement element) {
-  switch (element) {
-    case KvElement::kF32: return "f32";
-    case KvElement::kF16: return "f16";
-    case KvElement::kBf16: return "bf16";
-    case KvElement::kU8: return "u8";
-  }
-  return "unknown";
-}
-
-std::size_t kv_element_bytes(KvElement element) {
-  switch (element) {
-    case KvElement::kF32: return 4;
-    case KvElement::kF16:
-    case KvElement::kBf16: return 2;
-    case KvElement::kU8: return 1;
-  }
-  return 0;
-}
-
 AttentionKernels find_attention_kernels(Isa isa) {
   if (!isa_supported(isa)) {
     fail(ErrorKind::kUnsupported, "ISA '{}' is not supported by this CPU (detected: {})", isa_name(isa),

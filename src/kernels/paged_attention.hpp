@@ -11,19 +11,16 @@
 #include <string_view>
 
 #include "kernels/cpu_isa.hpp"
+#include "util/element_type.hpp"
 
 namespace kiln::kernels {
 
-// How one K or V element is stored. u8 is asymmetric per group of `group_size` consecutive
-// elements of one head's row: x ≈ code * scale + min, with (scale, min) as two f32 per group.
-enum class KvElement : std::uint8_t { kF32, kF16, kBf16, kU8 };
-
-std::string_view kv_element_name(KvElement element);  // "f32", "f16", "bf16", "u8"
-std::size_t kv_element_bytes(KvElement element);
-
 // One layer's paged keys and values.
 struct PagedKv {
-  KvElement element = KvElement::kF32;
+  // How one K or V element is stored: f32, f16, bf16 or u8 (is_kv_precision). u8 is asymmetric
+  // per group of `group_size` consecutive elements of one head's row: x ≈ code * scale + min,
+  // with (scale, min) as two f32 per group.
+  ElementType element = ElementType::kF32;
   const std::uint8_t* keys = nullptr;    // [num_blocks, num_kv_heads, block_size, head_dim] elements
   const std::uint8_t* values = nullptr;  // same
   const float* key_params = nullptr;     // u8 only: [num_blocks, num_kv_heads, block_size, groups, 2]
@@ -57,7 +54,7 @@ using AttendFn = void (*)(const PagedKv& kv, const AttentionQuery& query, const 
 
 // Writes one head's row x [count] into a K or V row at dst (count elements of `element`);
 // for u8, params receives (scale, min) for each of ceil(count / group_size) groups.
-using EncodeKvFn = void (*)(const float* x, std::size_t count, KvElement element, std::size_t group_size,
+using EncodeKvFn = void (*)(const float* x, std::size_t count, ElementType element, std::size_t group_size,
                             std::uint8_t* dst, float* params);
 
 // Consecutive query rows of one sequence that share a KV head (prefill), attended causally:

@@ -3,22 +3,10 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
+
+#include "util/element_type.hpp"
 
 namespace kiln::models {
-
-enum class KvPrecision : std::uint8_t { kF32, kF16, kBF16, kU8 };
-
-// The name users write for a precision (properties, CLI flags): "f32", "f16", "bf16", "u8".
-constexpr std::string_view kv_precision_name(KvPrecision precision) {
-  switch (precision) {
-    case KvPrecision::kF32: return "f32";
-    case KvPrecision::kF16: return "f16";
-    case KvPrecision::kBF16: return "bf16";
-    case KvPrecision::kU8: return "u8";
-  }
-  return "unknown";
-}
 
 struct KvCacheLayout {
   std::int64_t num_layers = 0;
@@ -26,8 +14,8 @@ struct KvCacheLayout {
   std::int64_t block_size = 16;  // tokens per block
   std::int64_t num_kv_heads = 0;
   std::int64_t head_dim = 0;
-  KvPrecision precision = KvPrecision::kF32;
-  std::int64_t u8_group_size = 32;  // u8 only: one scale and zero point per this many values
+  ElementType precision = ElementType::kF32;  // a KV precision (is_kv_precision)
+  std::int64_t u8_group_size = 32;            // u8 only: one scale and zero point per this many values
 
   std::int64_t num_tokens() const { return num_blocks * block_size; }
 };

@@ -98,9 +98,9 @@ void validate_tensors(const ir::ModelConfig& config, const ir::TensorSource& sou
       problems.push_back(
           fmt::format("tensor '{}' is quantised ({}), but it is a {} vector and must be F32, F16 or BF16", spec.name,
                       weight_scheme_name(t->quantization->scheme), tensor_role_name(spec.role)));
-    } else if (!t->is_quantized() && !ir::is_float_weight_dtype(t->dtype)) {
+    } else if (!t->is_quantized() && !is_float_weight_type(t->dtype)) {
       problems.push_back(fmt::format("tensor '{}' has dtype {} (accepted: F32, F16, BF16, or a quantised IR weight)",
-                                     spec.name, ir::dtype_name(t->dtype)));
+                                     spec.name, element_type_name(t->dtype)));
     }
   }
   for (const std::string& name : source.names()) {

@@ -20,7 +20,7 @@ namespace {
 void check_reference_properties(const DeviceProperties& p) {
   const DeviceProperties defaults;
   for (const PropertySpec& spec : device_property_specs()) {
-    if (spec.name == "KV_CACHE_PRECISION" && p.kv_cache_precision == models::KvPrecision::kF32) continue;
+    if (spec.name == "KV_CACHE_PRECISION" && p.kv_cache_precision == ElementType::kF32) continue;
     if (spec.get(p) != spec.get(defaults)) {
       fail(
           "property {} does not apply to the {} device (it runs scalar f32 with an f32 KV cache); accepted there: "
@@ -67,8 +67,8 @@ bool is_file_mapping(const ir::TensorSource& source) {
 
 }  // namespace
 
-models::KvCacheLayout kv_cache_layout(const ir::ModelConfig& config, const KvCacheRequest& r,
-                                      models::KvPrecision precision, std::int64_t u8_group_size) {
+models::KvCacheLayout kv_cache_layout(const ir::ModelConfig& config, const KvCacheRequest& r, ElementType precision,
+                                      std::int64_t u8_group_size) {
   if (r.context_tokens <= 0 || r.max_sequences <= 0 || r.block_size <= 0) {
     fail("KV cache request: context_tokens, max_sequences and block_size must be positive (got {}, {}, {})",
          r.context_tokens, r.max_sequences, r.block_size);
@@ -119,7 +119,7 @@ CompiledModel Core::compile_model(const ir::ModelConfig& config, std::shared_ptr
     out.weights = weights;
     out.info.device = std::string(device);
     out.model = models::create_language_model(config, weights, std::make_unique<runtime::ReferenceOps>(),
-                                              kv_cache_layout(config, request, models::KvPrecision::kF32, 32));
+                                              kv_cache_layout(config, request, ElementType::kF32, 32));
     return out;
   }
   if (device != kCpuDevice)

@@ -65,6 +65,6 @@ class Core {
 
 // The KV layout a request gives for this model (model-dependent fields are filled by the model).
 models::KvCacheLayout kv_cache_layout(const ir::ModelConfig& config, const KvCacheRequest& request,
-                                      models::KvPrecision precision, std::int64_t u8_group_size);
+                                      ElementType precision, std::int64_t u8_group_size);
 
 }  // namespace kiln::runtime

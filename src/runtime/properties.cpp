@@ -49,14 +49,9 @@ const PropertySpec kSpecs[] = {
      }},
     {"KV_CACHE_PRECISION", "f16", kKvAccepted, "element type of the paged KV cache",
      [](DeviceProperties& p, std::string_view v) {
-       for (auto e : {models::KvPrecision::kF32, models::KvPrecision::kF16, models::KvPrecision::kBF16,
-                      models::KvPrecision::kU8}) {
-         if (kv_precision_name(e) == v) {
-           p.kv_cache_precision = e;
-           return;
-         }
-       }
-       fail_value("KV_CACHE_PRECISION", v, kKvAccepted);
+       const std::optional<ElementType> precision = parse_kv_precision(v);
+       if (!precision) fail_value("KV_CACHE_PRECISION", v, kKvAccepted);
+       p.kv_cache_precision = *precision;
      },
      [](const DeviceProperties& p) { return std::string(kv_precision_name(p.kv_cache_precision)); }},
     {"KV_CACHE_GROUP_SIZE", "32", kKvGroupAccepted, "u8 KV cache: values per scale and zero point",

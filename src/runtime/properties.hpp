@@ -26,7 +26,7 @@ enum class PerformanceHint : std::uint8_t {
 struct DeviceProperties {
   std::size_t inference_num_threads = 0;  // 0: every CPU this process may run on
   PerformanceHint performance_hint = PerformanceHint::kLatency;
-  models::KvPrecision kv_cache_precision = models::KvPrecision::kF16;
+  ElementType kv_cache_precision = ElementType::kF16;
   std::int64_t kv_cache_group_size = 32;              // u8 KV only
   std::int64_t dynamic_quantization_group_size = 32;  // 0: int4/int8 weights take f32 activations
   std::filesystem::path cache_dir;                    // empty: no compile cache

@@ -23,26 +23,26 @@ std::uint64_t bytes_of(const WeightBudget& b, WeightClass c) { return b.bytes[st
 
 TEST(KvBudget, Llama31_8bWorkedExample) {
   const ir::ModelConfig c = llama31_8b();
-  const std::uint64_t f16 = kv_bytes_per_token(c, {.precision = models::KvPrecision::kF16});
+  const std::uint64_t f16 = kv_bytes_per_token(c, {.precision = ElementType::kF16});
   EXPECT_EQ(f16, 131072u);  // 2 · 32 layers · 8 heads · 128 · 2 bytes
   EXPECT_EQ(static_cast<double>(f16 * 4096) / kGiB, 0.5);
   EXPECT_EQ(static_cast<double>(f16 * 32768) / kGiB, 4.0);
-  EXPECT_EQ(kv_bytes_per_token(c, {.precision = models::KvPrecision::kBF16}), f16);
-  EXPECT_EQ(kv_bytes_per_token(c, {.precision = models::KvPrecision::kF32}), 2 * f16);
+  EXPECT_EQ(kv_bytes_per_token(c, {.precision = ElementType::kBf16}), f16);
+  EXPECT_EQ(kv_bytes_per_token(c, {.precision = ElementType::kF32}), 2 * f16);
   // u8, groups of 32: 128 codes + 4 groups · (f32 scale + f32 zero point) per head vector.
-  const std::uint64_t u8 = kv_bytes_per_token(c, {.precision = models::KvPrecision::kU8, .group_size = 32});
+  const std::uint64_t u8 = kv_bytes_per_token(c, {.precision = ElementType::kU8, .group_size = 32});
   EXPECT_EQ(u8, 2u * 32 * 8 * (128 + 4 * 8));
   EXPECT_GT(static_cast<double>(u8), 0.5 * static_cast<double>(f16));  // half plus the overhead
   EXPECT_LT(static_cast<double>(u8), 0.65 * static_cast<double>(f16));
   // A group wider than the head still gets one scale per head vector.
-  EXPECT_EQ(kv_bytes_per_token(c, {.precision = models::KvPrecision::kU8, .group_size = 256}), 2u * 32 * 8 * (128 + 8));
+  EXPECT_EQ(kv_bytes_per_token(c, {.precision = ElementType::kU8, .group_size = 256}), 2u * 32 * 8 * (128 + 8));
 }
 
 TEST(KvBudget, ParsesPrecisionsAndRejectsOthers) {
-  EXPECT_EQ(parse_kv_precision("u8"), models::KvPrecision::kU8);
-  EXPECT_EQ(parse_kv_precision("bf16"), models::KvPrecision::kBF16);
-  EXPECT_KILN_ERROR(parse_kv_precision("fp8"), "--kv-precision 'fp8'", "f16", "u8");
-  EXPECT_KILN_ERROR(kv_bytes_per_token(llama31_8b(), {.precision = models::KvPrecision::kU8, .group_size = 0}),
+  EXPECT_EQ(parse_kv_precision_flag("u8"), ElementType::kU8);
+  EXPECT_EQ(parse_kv_precision_flag("bf16"), ElementType::kBf16);
+  EXPECT_KILN_ERROR(parse_kv_precision_flag("fp8"), "--kv-precision 'fp8'", "f16", "u8");
+  EXPECT_KILN_ERROR(kv_bytes_per_token(llama31_8b(), {.precision = ElementType::kU8, .group_size = 0}),
                     "--kv-group-size");
 }
 

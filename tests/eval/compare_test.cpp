@@ -25,7 +25,7 @@ void write_perturbed_copy(const std::filesystem::path& src, const std::filesyste
   for (const auto& [name, t] : weights.tensors()) {
     storage.emplace_back(t.bytes.begin(), t.bytes.end());
     if (factors.contains(name)) {
-      EXPECT_EQ(t.dtype, ir::DType::kF32) << name;
+      EXPECT_EQ(t.dtype, ElementType::kF32) << name;
       const float factor = factors[name].get<float>();
       for (std::size_t i = 0; i < storage.back().size(); i += 4) {
         float v;

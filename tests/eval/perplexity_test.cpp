@@ -59,7 +59,7 @@ TEST(Perplexity, MatchesTheEmbeddedModelsReference) {
   // for these 3,800 tokens on a 6.5M-parameter model, and the f16 checkpoint computes in f32 on
   // CPU either way (CPU against REFERENCE is tests/runtime's check); 0.5% is the bar.
   runtime::DeviceProperties cpu_f32_kv;
-  cpu_f32_kv.kv_cache_precision = models::KvPrecision::kF32;
+  cpu_f32_kv.kv_cache_precision = ElementType::kF32;
   genai::LoadedModel m =
       genai::load_model(model_dir, {.context_tokens = context, .device = "CPU", .properties = cpu_f32_kv});
   const PerplexityResult r =

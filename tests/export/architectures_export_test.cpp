@@ -19,7 +19,7 @@ using testing::golden_checkpoint_dir;
 class ArchitectureExport : public ::testing::TestWithParam<std::string> {
  protected:
   // KL of the export in `format` against the checkpoint, on the held-out tokens.
-  double export_kl(WeightFormat format, const std::function<void(ExportOptions&)>& tune = {}) {
+  double export_kl(WeightScheme format, const std::function<void(ExportOptions&)>& tune = {}) {
     const fs::path model = golden_checkpoint_dir(GetParam());
     ExportOptions o = export_options(model, tmp_.path() / "ir");
     o.weight_format = format;
@@ -35,8 +35,8 @@ class ArchitectureExport : public ::testing::TestWithParam<std::string> {
 
 TEST_P(ArchitectureExport, Fp16StaysWithinHalfPrecision) {
   const bool stored_f16 =
-      ir::HfCheckpoint(golden_checkpoint_dir(GetParam())).find("model.norm.weight")->dtype == ir::DType::kF16;
-  const double kl = export_kl(WeightFormat::kFp16);
+      ir::HfCheckpoint(golden_checkpoint_dir(GetParam())).find("model.norm.weight")->dtype == ElementType::kF16;
+  const double kl = export_kl(WeightScheme::kF16);
   if (stored_f16) {
     EXPECT_EQ(kl, 0.0);  // same precision: the bytes are copied
   } else {
@@ -45,7 +45,7 @@ TEST_P(ArchitectureExport, Fp16StaysWithinHalfPrecision) {
 }
 
 TEST_P(ArchitectureExport, Int8LogitsStayClose) {
-  const double kl = export_kl(WeightFormat::kInt8);
+  const double kl = export_kl(WeightScheme::kInt8Asym);
   EXPECT_LT(kl, 1e-2);
   EXPECT_GT(kl, 0.0);  // it did quantise
 }
@@ -64,9 +64,9 @@ TEST_P(ArchitectureExport, Int4WithAwqAppliesThePairs) {
       o.sample_tokens = 48;
     };
   };
-  const double rtn_kl = export_kl(WeightFormat::kInt4, int4(false));
+  const double rtn_kl = export_kl(WeightScheme::kInt4Asym, int4(false));
   fs::remove_all(tmp_.path() / "ir");
-  const double awq_kl = export_kl(WeightFormat::kInt4, int4(true));
+  const double awq_kl = export_kl(WeightScheme::kInt4Asym, int4(true));
   // On random weights (no outlier channels) AWQ, calibrated on other text, neither helps nor
   // hurts much: measured RTN / AWQ KL qwen2 0.486 / 0.493, qwen3 0.182 / 0.206, mistral 0.445 /
   // 0.431, phi3 0.598 / 0.678 (AWQ's figures move a few % as its search changes). A pair applied

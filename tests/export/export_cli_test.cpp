@@ -94,7 +94,7 @@ TEST(ExportCli, SynthWritesALoadableCheckpoint) {
   }
   EXPECT_EQ(sha256_file(tmp.path() / "a" / "model.safetensors"), sha256_file(tmp.path() / "b" / "model.safetensors"));
   const ir::HfCheckpoint ckpt(tmp.path() / "a");
-  EXPECT_EQ(ckpt.find("lm_head.weight")->dtype, ir::DType::kBF16);
+  EXPECT_EQ(ckpt.find("lm_head.weight")->dtype, ElementType::kBf16);
   const Tokenizer tokenizer = Tokenizer::from_dir(tmp.path() / "a");
   EXPECT_EQ(tokenizer.vocab_size(), 700);
   EXPECT_EQ(tokenizer.bos_token_id(), 600);

@@ -26,7 +26,7 @@ TEST(Export, Fp32ReproducesTheCheckpointExactly) {
   for (const std::string& name : testing::golden_checkpoint_names()) {
     testing::TempDir tmp;
     ExportOptions o = export_options(golden_checkpoint_dir(name), tmp.path() / "ir");
-    o.weight_format = WeightFormat::kFp32;
+    o.weight_format = WeightScheme::kF32;
     export_model(o);
     const auto golden = testing::load_golden_checkpoint(name);
     for (const auto& prompt : golden.prompts) {
@@ -43,8 +43,7 @@ TEST(Export, Fp32ReproducesTheCheckpointExactly) {
 TEST(Export, SamePrecisionCopiesBytes) {
   // llama_bias_tiny is stored in f16 and llama2_tiny in bf16: exporting to that precision must
   // give the checkpoint's logits bit for bit.
-  for (auto [name, format] :
-       {std::pair{"llama_bias_tiny", WeightFormat::kFp16}, {"llama2_tiny", WeightFormat::kBf16}}) {
+  for (auto [name, format] : {std::pair{"llama_bias_tiny", WeightScheme::kF16}, {"llama2_tiny", WeightScheme::kBf16}}) {
     testing::TempDir tmp;
     ExportOptions o = export_options(golden_checkpoint_dir(name), tmp.path() / "ir");
     o.weight_format = format;
@@ -59,7 +58,7 @@ TEST(Export, SamePrecisionCopiesBytes) {
 TEST(Export, Int8LogitsStayClose) {
   testing::TempDir tmp;
   ExportOptions o = export_options(golden_checkpoint_dir("llama3_tiny"), tmp.path() / "ir");
-  o.weight_format = WeightFormat::kInt8;
+  o.weight_format = WeightScheme::kInt8Asym;
   const ExportResult r = export_model(o);
   EXPECT_EQ(r.tensors_by_scheme.at("int8_asym"), 1 + 2 * 7);  // tied embedding + 7 matrices per layer
   const auto ids = testing::heldout_ids(golden_checkpoint_dir("llama3_tiny"), 96);
@@ -76,7 +75,7 @@ TEST(Export, IsDeterministic) {
   std::vector<std::string> digests;
   for (const char* out : {"a", "b"}) {
     ExportOptions o = export_options(golden_checkpoint_dir("llama2_tiny"), tmp.path() / out);
-    o.weight_format = WeightFormat::kInt4;
+    o.weight_format = WeightScheme::kInt4Asym;
     o.group_size = 32;
     o.awq = o.scale_estimation = o.gptq = true;
     o.dataset = "builtin";
@@ -91,7 +90,7 @@ TEST(Export, IsDeterministic) {
 TEST(Export, ManifestRecordsWhatWasDone) {
   testing::TempDir tmp;
   ExportOptions o = export_options(golden_checkpoint_dir("llama3_tiny"), tmp.path() / "ir");
-  o.weight_format = WeightFormat::kInt4;
+  o.weight_format = WeightScheme::kInt4Asym;
   o.sym = true;
   o.group_size = 32;
   o.scale_estimation = true;
@@ -151,15 +150,15 @@ float decode_independently(const Json& entry, const Json& table, const std::stri
 TEST(Export, PackedLayoutsDecodeIndependently) {
   const fs::path source = golden_checkpoint_dir("llama_bias_tiny");
   const ir::HfCheckpoint ckpt(source);
-  for (auto [format, sym] : {std::pair{WeightFormat::kInt4, false},
-                             {WeightFormat::kInt4, true},
-                             {WeightFormat::kNf4, false},
-                             {WeightFormat::kInt8, true}}) {
+  for (auto [format, sym] : {std::pair{WeightScheme::kInt4Asym, false},
+                             {WeightScheme::kInt4Asym, true},
+                             {WeightScheme::kNf4, false},
+                             {WeightScheme::kInt8Asym, true}}) {
     testing::TempDir tmp;
     ExportOptions o = export_options(source, tmp.path() / "ir");
     o.weight_format = format;
     o.sym = sym;
-    if (format != WeightFormat::kInt8) {
+    if (format != WeightScheme::kInt8Asym) {
       o.group_size = 24;  // hidden 64: two whole groups and a partial one
       o.all_layers = true;
     }
@@ -218,7 +217,7 @@ TEST(Export, InterruptedExportLeavesNothing) {
   testing::TempDir tmp;
   std::atomic<bool> cancel{true};
   ExportOptions o = export_options(golden_checkpoint_dir("llama3_tiny"), tmp.path() / "ir");
-  o.weight_format = WeightFormat::kInt8;
+  o.weight_format = WeightScheme::kInt8Asym;
   o.cancel = &cancel;
   EXPECT_KILN_ERROR(export_model(o), "interrupted");
   EXPECT_TRUE(fs::is_empty(tmp.path())) << "a partial output directory was left behind";

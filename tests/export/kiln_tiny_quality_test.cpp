@@ -27,7 +27,7 @@ constexpr std::int64_t kContextTokens = 512;  // the model's positions
 double heldout_perplexity(const std::filesystem::path& dir, const std::string& text) {
   runtime::DeviceProperties exact;
   exact.inference_num_threads = 1;
-  exact.kv_cache_precision = models::KvPrecision::kF32;
+  exact.kv_cache_precision = ElementType::kF32;
   exact.dynamic_quantization_group_size = 0;
   genai::LoadedModel m =
       genai::load_model(dir, {.context_tokens = kContextTokens, .device = "CPU", .properties = exact});
@@ -48,7 +48,7 @@ TEST(KilnTinyQuality, MeetsIssueFivesPerplexityBars) {
     ppl[name] = heldout_perplexity(tmp.path() / name, text);
   };
   const auto int4_g128 = [](ExportOptions& o) {
-    o.weight_format = WeightFormat::kInt4;
+    o.weight_format = WeightScheme::kInt4Asym;
     o.sym = true;
     o.group_size = 128;
   };
@@ -56,7 +56,7 @@ TEST(KilnTinyQuality, MeetsIssueFivesPerplexityBars) {
     int4_g128(o);
     o.dataset = "builtin";  // the defaults: 128 samples of 128 tokens
   };
-  score("int8", [](ExportOptions& o) { o.weight_format = WeightFormat::kInt8; });
+  score("int8", [](ExportOptions& o) { o.weight_format = WeightScheme::kInt8Asym; });
   score("rtn", int4_g128);
   score("ratio_0.8", [&](ExportOptions& o) {
     int4_g128(o);

@@ -12,7 +12,7 @@ namespace {
 
 ExportRecipe int4_recipe() {
   ExportOptions o;
-  o.weight_format = WeightFormat::kInt4;
+  o.weight_format = WeightScheme::kInt4Asym;
   o.sym = true;
   o.group_size = 32;
   return resolve_recipe(o, 1);

@@ -37,7 +37,7 @@ class QualityOrdering : public ::testing::Test {
               .mean_kl;
     };
     const auto int4 = [](ExportOptions& o) {
-      o.weight_format = WeightFormat::kInt4;
+      o.weight_format = WeightScheme::kInt4Asym;
       o.sym = true;
       o.group_size = 32;
     };
@@ -47,7 +47,7 @@ class QualityOrdering : public ::testing::Test {
       o.num_samples = 32;
       o.sample_tokens = 64;
     };
-    score("int8", [](ExportOptions& o) { o.weight_format = WeightFormat::kInt8; });
+    score("int8", [](ExportOptions& o) { o.weight_format = WeightScheme::kInt8Asym; });
     score("rtn", int4);
     score("awq", [&](ExportOptions& o) {
       calibrated(o);

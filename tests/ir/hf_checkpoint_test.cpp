@@ -23,7 +23,7 @@ TEST(HfCheckpoint, OpensSingleFileAndSharded) {
   EXPECT_FALSE(single.generation_config().empty());
   HfCheckpoint sharded(checkpoint("llama2_tiny"));
   EXPECT_NE(sharded.find("lm_head.weight"), nullptr);
-  EXPECT_EQ(sharded.find("model.layers.1.mlp.down_proj.weight")->dtype, DType::kBF16);
+  EXPECT_EQ(sharded.find("model.layers.1.mlp.down_proj.weight")->dtype, ElementType::kBf16);
   EXPECT_EQ(sharded.names().size(), 2u + 2u * 9u + 1u);
 }
 

@@ -45,15 +45,15 @@ struct SampleIr {
     for (int i = 0; i < 24; ++i) matrix.push_back(0.1f * float(i % 7) - 0.3f + 0.01f * float(i));
     quantized = quantize_weights(matrix, 4, 6, WeightScheme::kInt4Asym, 4, "m");
     IrWriter w(dir.path());
-    w.add_tensor(IrTensorEntry::plain("gain", StorageType::kF32, {3}), bytes_of(gain));
-    IrTensorEntry m = IrTensorEntry::plain("m", StorageType::kU4, {4, 6});
+    w.add_tensor(IrTensorEntry::plain("gain", ElementType::kF32, {3}), bytes_of(gain));
+    IrTensorEntry m = IrTensorEntry::plain("m", ElementType::kU4, {4, 6});
     m.quantization = IrQuantization{WeightScheme::kInt4Asym, 4, "m.scale", "m.zero_point"};
     w.add_tensor(m, quantized.data());
-    w.add_tensor(IrTensorEntry::plain("m.scale", StorageType::kF16, {4, 2}),
+    w.add_tensor(IrTensorEntry::plain("m.scale", ElementType::kF16, {4, 2}),
                  {reinterpret_cast<const std::uint8_t*>(quantized.scales().data()), quantized.scales().size() * 2});
-    w.add_tensor(IrTensorEntry::plain("m.zero_point", StorageType::kU4, {4, 2}), quantized.zero_points());
+    w.add_tensor(IrTensorEntry::plain("m.zero_point", ElementType::kU4, {4, 2}), quantized.zero_points());
     const std::vector<std::uint16_t> h{f32_to_f16(1.0f), f32_to_f16(2.0f), f32_to_f16(-3.0f), f32_to_f16(0.5f)};
-    w.add_tensor(IrTensorEntry::plain("h", StorageType::kF16, {2, 2}),
+    w.add_tensor(IrTensorEntry::plain("h", ElementType::kF16, {2, 2}),
                  {reinterpret_cast<const std::uint8_t*>(h.data()), 8});
     w.finish(tiny_config(), "kiln test");
   }
@@ -186,6 +186,9 @@ TEST(IrModel, RejectsBadCompanionsAndSizes) {
   j["tensors"][0]["dtype"] = "F8";
   ir.write_model_json(j);
   EXPECT_KILN_ERROR(IrModel{ir.path()}, "'gain'", "'F8' is not a storage type");
+  j["tensors"][0]["dtype"] = "F64";  // a safetensors type, but not one model.bin stores
+  ir.write_model_json(j);
+  EXPECT_KILN_ERROR(IrModel{ir.path()}, "'gain'", "'F64' is not a storage type", "I4, U4");
 }
 
 TEST(IrModel, MissingFilesAreNamed) {

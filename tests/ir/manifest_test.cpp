@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 void write_tiny_ir(const fs::path& dir) {
   IrWriter w(dir);
   const std::vector<float> v{1.0f, 2.0f};
-  w.add_tensor(IrTensorEntry::plain("v", StorageType::kF32, {2}), {reinterpret_cast<const std::uint8_t*>(v.data()), 8});
+  w.add_tensor(IrTensorEntry::plain("v", ElementType::kF32, {2}), {reinterpret_cast<const std::uint8_t*>(v.data()), 8});
   w.finish(parse_model_config(Json{{"architectures", {"LlamaForCausalLM"}},
                                    {"hidden_size", 8},
                                    {"num_hidden_layers", 1},

@@ -28,16 +28,16 @@ TEST(Safetensors, WriteThenReadRoundTrips) {
   const std::vector<float> a{1.5f, -2.0f, 3.25f, 0.0f, 8.0f, 9.0f};
   const std::vector<std::uint16_t> b{0x3c00, 0xc000};
   write_safetensors(dir.path() / "m.safetensors",
-                    {{"a", DType::kF32, {2, 3}, {reinterpret_cast<const std::uint8_t*>(a.data()), 24}},
-                     {"b", DType::kF16, {2}, {reinterpret_cast<const std::uint8_t*>(b.data()), 4}}},
+                    {{"a", ElementType::kF32, {2, 3}, {reinterpret_cast<const std::uint8_t*>(a.data()), 24}},
+                     {"b", ElementType::kF16, {2}, {reinterpret_cast<const std::uint8_t*>(b.data()), 4}}},
                     {{"format", "pt"}});
   SafetensorsFile f(dir.path() / "m.safetensors");
   ASSERT_EQ(f.tensors().size(), 2u);
   const TensorView& ta = f.tensors().at("a");
-  EXPECT_EQ(ta.dtype, DType::kF32);
+  EXPECT_EQ(ta.dtype, ElementType::kF32);
   EXPECT_EQ(ta.shape, (std::vector<std::int64_t>{2, 3}));
   EXPECT_EQ(std::memcmp(ta.bytes.data(), a.data(), 24), 0);
-  EXPECT_EQ(f.tensors().at("b").dtype, DType::kF16);
+  EXPECT_EQ(f.tensors().at("b").dtype, ElementType::kF16);
   EXPECT_EQ(f.metadata()["format"], "pt");
   // The data section starts 8-byte aligned.
   EXPECT_EQ((ta.bytes.data() - f.tensors().at("a").bytes.data()) % 8, 0);
@@ -86,6 +86,9 @@ TEST(Safetensors, UnknownDtype) {
   testing::TempDir dir;
   auto path = write_raw(dir, R"({"w":{"dtype":"F8_E9","shape":[1],"data_offsets":[0,1]}})", std::string(1, '\0'));
   EXPECT_KILN_ERROR(SafetensorsFile{path}, "tensor 'w'", "unknown dtype 'F8_E9'", "accepted");
+  // kiln's IR packs I4 / U4; safetensors has no such dtype.
+  path = write_raw(dir, R"({"w":{"dtype":"I4","shape":[2],"data_offsets":[0,1]}})", std::string(1, '\0'));
+  EXPECT_KILN_ERROR(SafetensorsFile{path}, "tensor 'w'", "unknown dtype 'I4'", "BOOL");
 }
 
 TEST(Safetensors, MalformedEntries) {

@@ -30,6 +30,24 @@ TEST(WeightFormat, SchemeNamesRoundTrip) {
   EXPECT_KILN_ERROR(parse_weight_scheme("int3"), "int3", "int4_sym", "nf4");
 }
 
+// optimum-cli's names: int4 and int8 are the asymmetric schemes until --sym; every scheme's
+// family name parses back to that family's asymmetric member (or the scheme itself).
+TEST(WeightFormat, OptimumNamesAndSym) {
+  EXPECT_EQ(parse_optimum_weight_format("int4"), WeightScheme::kInt4Asym);
+  EXPECT_EQ(parse_optimum_weight_format("int8"), WeightScheme::kInt8Asym);
+  EXPECT_EQ(parse_optimum_weight_format("fp16"), WeightScheme::kF16);
+  EXPECT_EQ(parse_optimum_weight_format("int4_sym"), std::nullopt);
+  EXPECT_EQ(parse_optimum_weight_format("f16"), std::nullopt);
+  for (WeightScheme s : kAllWeightSchemes) {
+    const WeightScheme family = *parse_optimum_weight_format(optimum_weight_format_name(s));
+    EXPECT_EQ(with_sym(family) == s || family == s, true) << weight_scheme_name(s);
+  }
+  EXPECT_EQ(with_sym(WeightScheme::kInt4Asym), WeightScheme::kInt4Sym);
+  EXPECT_EQ(with_sym(WeightScheme::kInt8Asym), WeightScheme::kInt8Sym);
+  EXPECT_EQ(with_sym(WeightScheme::kNf4), WeightScheme::kNf4);
+  EXPECT_EQ(with_sym(WeightScheme::kF16), WeightScheme::kF16);
+}
+
 TEST(WeightFormat, ByteSizes) {
   EXPECT_EQ(weight_data_bytes(WeightScheme::kF32, 3, 5), 60u);
   EXPECT_EQ(weight_data_bytes(WeightScheme::kBf16, 3, 5), 30u);

@@ -24,7 +24,7 @@ namespace {
 using testing::all_isas;
 using testing::random_matrix;
 
-constexpr KvElement kElements[] = {KvElement::kF32, KvElement::kF16, KvElement::kBf16, KvElement::kU8};
+constexpr ElementType kElements[] = {ElementType::kF32, ElementType::kF16, ElementType::kBf16, ElementType::kU8};
 
 struct Geometry {
   std::int64_t head_dim, group, kv_heads, block_size, group_size;
@@ -41,18 +41,18 @@ constexpr Geometry kGeometries[] = {
 // A paged K/V cache filled from f32 values through the twin's encoder, with a shuffled table.
 struct TestCache {
   Geometry g;
-  KvElement element;
+  ElementType element;
   std::int64_t num_blocks;
   std::vector<std::uint8_t> keys, values;  // [blocks, kv_heads, block_size, head_dim] encoded
   std::vector<float> key_params, value_params;
   std::vector<float> keys_f32, values_f32;  // the same positions decoded, same layout
   std::vector<std::int32_t> table;
 
-  TestCache(const Geometry& geometry, KvElement e, std::int64_t positions, unsigned seed) : g(geometry), element(e) {
+  TestCache(const Geometry& geometry, ElementType e, std::int64_t positions, unsigned seed) : g(geometry), element(e) {
     num_blocks = (positions + g.block_size - 1) / g.block_size + 3;
     const std::int64_t rows = num_blocks * g.kv_heads * g.block_size;
     const std::int64_t groups = (g.head_dim + g.group_size - 1) / g.group_size;
-    const auto bytes = static_cast<std::size_t>(g.head_dim) * kv_element_bytes(e);
+    const auto bytes = static_cast<std::size_t>(g.head_dim) * element_bytes(e);
     keys.resize(rows * bytes);
     values.resize(rows * bytes);
     key_params.resize(rows * groups * 2);
@@ -81,7 +81,7 @@ struct TestCache {
     kv.element = element;
     kv.keys = keys.data();
     kv.values = values.data();
-    if (element == KvElement::kU8) {
+    if (element == ElementType::kU8) {
       kv.key_params = key_params.data();
       kv.value_params = value_params.data();
       kv.groups = (g.head_dim + g.group_size - 1) / g.group_size;
@@ -116,7 +116,7 @@ TEST_P(AttentionVsTwin, AttendMatchesScalarTwinOnOddShapes) {
   KILN_SKIP_UNLESS_SUPPORTED(GetParam());
   const AttentionKernels kernels = find_attention_kernels(GetParam());
   for (const Geometry& g : kGeometries) {
-    for (KvElement e : kElements) {
+    for (ElementType e : kElements) {
       const std::int64_t positions = 300;
       const TestCache cache(g, e, positions, static_cast<unsigned>(g.head_dim + g.group));
       const std::vector<float> q = random_matrix(g.kv_heads * g.group, g.head_dim, 7, 0.3f);
@@ -129,7 +129,7 @@ TEST_P(AttentionVsTwin, AttendMatchesScalarTwinOnOddShapes) {
           reference::attend(cache.view(), query, want.view());
           SCOPED_TRACE(::testing::Message()
                        << "head_dim " << g.head_dim << " group " << g.group << " block " << g.block_size << " "
-                       << kv_element_name(e) << " [" << begin << ", " << end << ") kv_head " << kv_head);
+                       << kv_precision_name(e) << " [" << begin << ", " << end << ") kv_head " << kv_head);
           // max is exact up to the f32 dot product; sum and acc share the same rescaling.
           for (std::int64_t h = 0; h < g.group; ++h) {
             EXPECT_NEAR(got.max[h], want.max[h], 1e-5f * std::max(1.0f, std::fabs(want.max[h])));
@@ -149,7 +149,7 @@ TEST_P(AttentionVsTwin, AttendRowsMatchesTwinRowByRow) {
   const AttentionKernels kernels = find_attention_kernels(GetParam());
   if (!kernels.attend_rows) GTEST_SKIP() << isa_name(GetParam()) << " attends row by row";
   for (const Geometry& g : kGeometries) {
-    for (KvElement e : kElements) {
+    for (ElementType e : kElements) {
       const std::int64_t positions = 300;
       const TestCache cache(g, e, positions, static_cast<unsigned>(g.head_dim + g.group));
       const std::int64_t max_rows = kMaxAttentionRowQueries / g.group;
@@ -164,7 +164,7 @@ TEST_P(AttentionVsTwin, AttendRowsMatchesTwinRowByRow) {
                               AttentionRows{q.data() + at, width, rows, g.group, kv_head, cache.table.data(), first_end,
                                             0.125f, got.data() + at, width});
           SCOPED_TRACE(::testing::Message() << "head_dim " << g.head_dim << " group " << g.group << " block "
-                                            << g.block_size << " " << kv_element_name(e) << " first_end " << first_end
+                                            << g.block_size << " " << kv_precision_name(e) << " first_end " << first_end
                                             << " rows " << rows << " kv_head " << kv_head);
           for (std::int64_t r = 0; r < rows; ++r) {
             Partial partial(g.group, g.head_dim);
@@ -194,14 +194,14 @@ TEST_P(AttentionVsTwin, EncodeIsBitIdenticalToTwin) {
   x[8] = 70000.0f;  // beyond f16: infinity
   for (std::size_t count : {1, 7, 16, 31, 48, 64, 200}) {
     for (std::size_t group : {16, 32, 64, 256}) {
-      for (KvElement e : kElements) {
+      for (ElementType e : kElements) {
         const std::size_t groups = (count + group - 1) / group;
         std::vector<std::uint8_t> got(count * 4 + 8, 0xAB), want(count * 4 + 8, 0xAB);
         std::vector<float> got_params(groups * 2 + 1, -1.0f), want_params(groups * 2 + 1, -1.0f);
         kernels.encode(x.data(), count, e, group, got.data(), got_params.data());
         reference::encode_kv(x.data(), count, e, group, want.data(), want_params.data());
-        EXPECT_EQ(got, want) << kv_element_name(e) << " count " << count << " group " << group;
-        if (e == KvElement::kU8) {
+        EXPECT_EQ(got, want) << kv_precision_name(e) << " count " << count << " group " << group;
+        if (e == ElementType::kU8) {
           EXPECT_EQ(got_params, want_params) << "count " << count << " group " << group;
         }
       }
@@ -211,7 +211,7 @@ TEST_P(AttentionVsTwin, EncodeIsBitIdenticalToTwin) {
   const std::vector<float> constant(32, 0.75f);
   std::vector<std::uint8_t> codes(32);
   float params[2];
-  kernels.encode(constant.data(), 32, KvElement::kU8, 32, codes.data(), params);
+  kernels.encode(constant.data(), 32, ElementType::kU8, 32, codes.data(), params);
   EXPECT_EQ(params[0], 0.0f);
   EXPECT_EQ(params[1], 0.75f);
   EXPECT_EQ(*std::max_element(codes.begin(), codes.end()), 0);
@@ -222,7 +222,7 @@ INSTANTIATE_TEST_SUITE_P(AllIsas, AttentionVsTwin, ::testing::ValuesIn(all_isas(
 
 TEST(AttentionTwin, MatchesF32ReferenceAndSplitsMerge) {
   const Geometry g{32, 2, 2, 4, 32};
-  const TestCache cache(g, KvElement::kF32, 40, 5);
+  const TestCache cache(g, ElementType::kF32, 40, 5);
   const std::int64_t heads = g.kv_heads * g.group, context = 37;
   const std::vector<float> q = random_matrix(1, heads * g.head_dim, 9, 0.5f);
   // The f32 oracle: one query row at position context - 1 (num_cached = context - 1).

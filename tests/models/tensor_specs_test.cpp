@@ -51,7 +51,7 @@ TEST(ValidateTensors, ExtraTensor) {
   std::vector<float> junk(4);
   write_edited_checkpoint(dir.path(), [&](auto& entries) {
     entries.push_back({"model.layers.0.mystery.weight",
-                       ir::DType::kF32,
+                       ElementType::kF32,
                        {4},
                        {reinterpret_cast<const std::uint8_t*>(junk.data()), 16}});
   });
@@ -74,7 +74,7 @@ TEST(ValidateTensors, DtypeMismatch) {
   testing::TempDir dir;
   write_edited_checkpoint(dir.path(), [](auto& entries) {
     auto& e = entry(entries, "model.norm.weight");
-    e.dtype = ir::DType::kI32;  // 64 × 4 bytes either way
+    e.dtype = ElementType::kI32;  // 64 × 4 bytes either way
   });
   ir::HfCheckpoint ckpt(dir.path());
   EXPECT_KILN_ERROR(validate_tensors(ckpt.config(), ckpt), "'model.norm.weight' has dtype I32", "F32, F16, BF16");

@@ -33,20 +33,21 @@ using kiln::testing::GoldenCheckpoint;
 struct Case {
   std::string checkpoint;
   Isa isa;
-  models::KvPrecision kv;
+  ElementType kv;
 };
 
 bool bf16_weights(const GoldenCheckpoint& g) {
-  return g.checkpoint->find("model.embed_tokens.weight")->dtype == ir::DType::kBF16;
+  return g.checkpoint->find("model.embed_tokens.weight")->dtype == ElementType::kBf16;
 }
 
-float tolerance(const GoldenCheckpoint& g, models::KvPrecision kv) {
+float tolerance(const GoldenCheckpoint& g, ElementType kv) {
   if (bf16_weights(g)) return 0.1f;
   switch (kv) {
-    case models::KvPrecision::kF32: return 1e-4f;
-    case models::KvPrecision::kF16: return g.dir.filename() == "phi3_tiny" ? 1e-2f : 3e-3f;
-    case models::KvPrecision::kBF16: return 1e-2f;
-    case models::KvPrecision::kU8: return 1e-2f;
+    case ElementType::kF32: return 1e-4f;
+    case ElementType::kF16: return g.dir.filename() == "phi3_tiny" ? 1e-2f : 3e-3f;
+    case ElementType::kBf16: return 1e-2f;
+    case ElementType::kU8: return 1e-2f;
+    default: break;
   }
   return 0;
 }
@@ -75,7 +76,7 @@ TEST_P(CompiledVsReference, GreedyContinuationMatchesTransformers) {
   const Case& c = GetParam();
   // Transformers' tokens on random weights hinge on nearly tied logits: only the exact path is
   // held to them; the rounded paths are held to the logits tolerance above.
-  if (c.kv != models::KvPrecision::kF32) GTEST_SKIP() << "a rounded KV cache is held to the logits tolerance";
+  if (c.kv != ElementType::kF32) GTEST_SKIP() << "a rounded KV cache is held to the logits tolerance";
   if (bf16_weights(golden_)) GTEST_SKIP() << "bf16 weights run with bf16 activations: held to the logits tolerance";
   auto compiled = testing::compile_cpu(golden_.checkpoint, {.kv_cache_precision = c.kv, .isa = c.isa});
   for (const auto& p : golden_.prompts) {
@@ -87,8 +88,7 @@ std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const std::string& name : kiln::testing::golden_checkpoint_names()) {
     for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
-      for (auto kv : {models::KvPrecision::kF32, models::KvPrecision::kF16, models::KvPrecision::kBF16,
-                      models::KvPrecision::kU8}) {
+      for (auto kv : {ElementType::kF32, ElementType::kF16, ElementType::kBf16, ElementType::kU8}) {
         cases.push_back({name, isa, kv});
       }
     }
@@ -105,7 +105,7 @@ INSTANTIATE_TEST_SUITE_P(Goldens, CompiledVsReference, ::testing::ValuesIn(all_c
 // forward (an identity of causal attention over the paged cache), on the compiled backend.
 TEST(CompiledModel, ChunksAndBatchesAgreeWithFullForward) {
   const GoldenCheckpoint g = kiln::testing::load_golden_checkpoint("llama3_tiny");
-  auto compiled = testing::compile_cpu(g.checkpoint, {.kv_cache_precision = models::KvPrecision::kF32});
+  auto compiled = testing::compile_cpu(g.checkpoint, {.kv_cache_precision = ElementType::kF32});
   const std::vector<std::int32_t>& ids = g.prompts.front().ids;
   const std::int64_t vocab = compiled.config.vocab_size;
   const std::vector<float> full = testing::full_forward(*compiled.model, ids);

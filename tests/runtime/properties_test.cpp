@@ -33,7 +33,7 @@ TEST(DeviceProperties, ParsesEveryAcceptedValue) {
   const DeviceProperties p = parse_device_properties(assignments);
   EXPECT_EQ(p.inference_num_threads, 3u);
   EXPECT_EQ(p.performance_hint, PerformanceHint::kThroughput);
-  EXPECT_EQ(p.kv_cache_precision, models::KvPrecision::kU8);
+  EXPECT_EQ(p.kv_cache_precision, ElementType::kU8);
   EXPECT_EQ(p.kv_cache_group_size, 64);
   EXPECT_EQ(p.dynamic_quantization_group_size, 0);
   EXPECT_EQ(p.cache_dir, "/tmp/somewhere");
@@ -64,7 +64,7 @@ TEST(DeviceProperties, BadNamesAndValuesSayWhatIsAccepted) {
   const std::vector<std::string> no_equals = {"KV_CACHE_PRECISION"};
   EXPECT_KILN_ERROR(parse_device_properties(no_equals), "NAME=VALUE");
   // A failed assignment leaves the earlier value.
-  EXPECT_EQ(p.kv_cache_precision, models::KvPrecision::kF16);
+  EXPECT_EQ(p.kv_cache_precision, ElementType::kF16);
 }
 
 TEST(DeviceInfo, DescribesTheCpuAndRejectsUnknownDevices) {

@@ -25,17 +25,15 @@ namespace {
 
 struct Recipe {
   const char* name;
-  exporter::WeightFormat format;
+  WeightScheme format;
   bool sym;
   std::int64_t group_size;  // -1: per channel
 };
 
 constexpr Recipe kRecipes[] = {
-    {"int4_sym_g32", exporter::WeightFormat::kInt4, true, 32},
-    {"int4_asym_g32", exporter::WeightFormat::kInt4, false, 32},
-    {"int4_sym_channel", exporter::WeightFormat::kInt4, true, -1},
-    {"int8_sym", exporter::WeightFormat::kInt8, true, -1},
-    {"int8_asym", exporter::WeightFormat::kInt8, false, -1},
+    {"int4_sym_g32", WeightScheme::kInt4Asym, true, 32},     {"int4_asym_g32", WeightScheme::kInt4Asym, false, 32},
+    {"int4_sym_channel", WeightScheme::kInt4Asym, true, -1}, {"int8_sym", WeightScheme::kInt8Asym, true, -1},
+    {"int8_asym", WeightScheme::kInt8Asym, false, -1},
 };
 
 struct QuantizedCase {
@@ -70,12 +68,12 @@ TEST_P(QuantizedVsReference, FullForwardLogits) {
   DeviceProperties properties;
   properties.isa = c.isa;
   properties.inference_num_threads = 2;
-  properties.kv_cache_precision = models::KvPrecision::kF32;
+  properties.kv_cache_precision = ElementType::kF32;
   properties.dynamic_quantization_group_size = c.act_group_size;
   genai::LoadedModel compiled = genai::load_model(
       o.out_dir,
       {.context_tokens = 256, .max_sequences = 2, .block_size = 4, .device = "CPU", .properties = properties});
-  auto oracle = testing::rounded_reference(compiled.model->config(), compiled.weights, models::KvPrecision::kF32,
+  auto oracle = testing::rounded_reference(compiled.model->config(), compiled.weights, ElementType::kF32,
                                            static_cast<std::size_t>(c.act_group_size));
   for (const kiln::testing::GoldenPrompt& prompt : golden.prompts) {
     const std::vector<float> got = testing::full_forward(*compiled.model, prompt.ids);

@@ -21,13 +21,13 @@ namespace kiln::runtime::testing {
 
 class RoundedReferenceOps final : public models::Ops {
  public:
-  explicit RoundedReferenceOps(kernels::KvElement kv_element, std::size_t act_group_size = 0)
+  explicit RoundedReferenceOps(ElementType kv_element, std::size_t act_group_size = 0)
       : kv_element_(kv_element), act_group_size_(act_group_size) {}
 
   std::unique_ptr<models::Weight> load_weight(const ir::TensorView& tensor, models::WeightUse use) override {
     auto w = std::make_unique<Wrapped>();
     w->inner = inner_.load_weight(tensor, use);
-    w->bf16_activations = use != models::WeightUse::kVector && tensor.dtype == ir::DType::kBF16;
+    w->bf16_activations = use != models::WeightUse::kVector && tensor.dtype == ElementType::kBf16;
     w->int8_activations = use != models::WeightUse::kVector && act_group_size_ > 0 && tensor.is_quantized() &&
                           is_integer_scheme(tensor.quantization->scheme);
     w->in = tensor.shape.size() == 2 ? static_cast<std::size_t>(tensor.shape[1]) : 0;
@@ -37,7 +37,7 @@ class RoundedReferenceOps final : public models::Ops {
   void allocate_kv_cache(const models::KvCacheLayout& layout) override {
     layout_ = layout;
     models::KvCacheLayout f32 = layout;
-    f32.precision = models::KvPrecision::kF32;
+    f32.precision = ElementType::kF32;
     inner_.allocate_kv_cache(f32);
     group_size_ = static_cast<std::size_t>(std::min(layout.u8_group_size, layout.head_dim));
   }
@@ -129,7 +129,7 @@ class RoundedReferenceOps final : public models::Ops {
 
   runtime::ReferenceOps inner_;
   models::KvCacheLayout layout_;
-  kernels::KvElement kv_element_;
+  ElementType kv_element_;
   std::size_t group_size_ = 32;
   std::size_t act_group_size_ = 0;  // 0: activations stay f32
   std::vector<float> rounded_;      // [rows, in]

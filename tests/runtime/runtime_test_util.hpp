@@ -24,7 +24,7 @@ inline CompiledModel compile_cpu(std::shared_ptr<const ir::HfCheckpoint> checkpo
 
 inline CompiledModel compile_reference(std::shared_ptr<const ir::HfCheckpoint> checkpoint, std::int64_t context = 256) {
   return Core().compile_model(checkpoint->config(), checkpoint, kReferenceDevice,
-                              {.kv_cache_precision = models::KvPrecision::kF32},
+                              {.kv_cache_precision = ElementType::kF32},
                               {.context_tokens = context, .max_sequences = 2, .block_size = 4});
 }
 
@@ -33,12 +33,11 @@ inline CompiledModel compile_reference(std::shared_ptr<const ir::HfCheckpoint> c
 // `act_group_size` > 0 the inputs of int4/int8 weights through int8 codes per group.
 inline std::unique_ptr<models::LanguageModel> rounded_reference(const ir::ModelConfig& config,
                                                                 std::shared_ptr<const ir::TensorSource> weights,
-                                                                models::KvPrecision precision,
-                                                                std::size_t act_group_size = 0,
+                                                                ElementType precision, std::size_t act_group_size = 0,
                                                                 std::int64_t context = 256) {
   const KvCacheRequest request{.context_tokens = context, .max_sequences = 2, .block_size = 4};
   return models::create_language_model(config, std::move(weights),
-                                       std::make_unique<RoundedReferenceOps>(kv_element(precision), act_group_size),
+                                       std::make_unique<RoundedReferenceOps>(precision, act_group_size),
                                        kv_cache_layout(config, request, precision, 32));
 }
 

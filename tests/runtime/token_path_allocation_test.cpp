@@ -43,7 +43,7 @@ namespace {
 
 struct TokenPathCase {
   bool int4;  // an int4 export of the checkpoint, else the float checkpoint itself
-  models::KvPrecision kv;
+  ElementType kv;
 };
 
 class TokenPath : public ::testing::TestWithParam<TokenPathCase> {};
@@ -68,7 +68,7 @@ TEST_P(TokenPath, DecodeStepsAllocateNothing) {
     o.out_dir = dir;
     o.show_progress = false;
     o.kiln_version = "test";
-    o.weight_format = exporter::WeightFormat::kInt4;
+    o.weight_format = WeightScheme::kInt4Asym;
     o.sym = true;
     o.group_size = 32;
     exporter::export_model(o);
@@ -104,15 +104,13 @@ TEST_P(TokenPath, DecodeStepsAllocateNothing) {
   EXPECT_EQ(g_allocations.load(), before) << "operator new calls during " << tokens.size() << " positions of decode";
 }
 
-INSTANTIATE_TEST_SUITE_P(Runtime, TokenPath,
-                         ::testing::Values(TokenPathCase{false, models::KvPrecision::kF16},
-                                           TokenPathCase{false, models::KvPrecision::kU8},
-                                           TokenPathCase{true, models::KvPrecision::kF16},
-                                           TokenPathCase{true, models::KvPrecision::kU8}),
-                         [](const auto& info) {
-                           return std::string(info.param.int4 ? "int4" : "float") + "_kv_" +
-                                  std::string(models::kv_precision_name(info.param.kv));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Runtime, TokenPath,
+    ::testing::Values(TokenPathCase{false, ElementType::kF16}, TokenPathCase{false, ElementType::kU8},
+                      TokenPathCase{true, ElementType::kF16}, TokenPathCase{true, ElementType::kU8}),
+    [](const auto& info) {
+      return std::string(info.param.int4 ? "int4" : "float") + "_kv_" + std::string(kv_precision_name(info.param.kv));
+    });
 
 }  // namespace
 }  // namespace kiln

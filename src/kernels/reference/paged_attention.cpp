@@ -21,38 +21,41 @@ void decode_row(const PagedKv& kv, const std::uint8_t* base, const float* params
                 float* dst) {
   const std::size_t hd = static_cast<std::size_t>(kv.head_dim);
   const std::size_t r = row + static_cast<std::size_t>(kv_head * kv.block_size);
-  const std::size_t bytes = kv_element_bytes(kv.element);
+  const std::size_t bytes = element_bytes(kv.element);
   decode_kv(base + r * hd * bytes, hd, kv.element, static_cast<std::size_t>(kv.group_size),
             params ? params + r * static_cast<std::size_t>(kv.groups) * 2 : nullptr, dst);
 }
 
 }  // namespace
 
-void decode_kv(const std::uint8_t* src, std::size_t count, KvElement element, std::size_t group_size,
+void decode_kv(const std::uint8_t* src, std::size_t count, ElementType element, std::size_t group_size,
                const float* params, float* dst) {
   for (std::size_t i = 0; i < count; ++i) {
     switch (element) {
-      case KvElement::kF32: std::memcpy(&dst[i], src + i * 4, 4); break;
-      case KvElement::kF16: dst[i] = f16_to_f32(static_cast<std::uint16_t>(src[2 * i] | src[2 * i + 1] << 8)); break;
-      case KvElement::kBf16: dst[i] = bf16_to_f32(static_cast<std::uint16_t>(src[2 * i] | src[2 * i + 1] << 8)); break;
-      case KvElement::kU8: {
+      case ElementType::kF32: std::memcpy(&dst[i], src + i * 4, 4); break;
+      case ElementType::kF16: dst[i] = f16_to_f32(static_cast<std::uint16_t>(src[2 * i] | src[2 * i + 1] << 8)); break;
+      case ElementType::kBf16:
+        dst[i] = bf16_to_f32(static_cast<std::uint16_t>(src[2 * i] | src[2 * i + 1] << 8));
+        break;
+      case ElementType::kU8: {
         const float* p = params + (i / group_size) * 2;
         dst[i] = std::fma(static_cast<float>(src[i]), p[0], p[1]);
         break;
       }
+      default: dst[i] = NAN; break;  // not a KV precision: PagedKv never holds one
     }
   }
 }
 
-void encode_kv(const float* x, std::size_t count, KvElement element, std::size_t group_size, std::uint8_t* dst,
+void encode_kv(const float* x, std::size_t count, ElementType element, std::size_t group_size, std::uint8_t* dst,
                float* params) {
-  if (element == KvElement::kF32) {
+  if (element == ElementType::kF32) {
     std::memcpy(dst, x, count * 4);
     return;
   }
-  if (element == KvElement::kF16 || element == KvElement::kBf16) {
+  if (element == ElementType::kF16 || element == ElementType::kBf16) {
     for (std::size_t i = 0; i < count; ++i) {
-      const std::uint16_t h = element == KvElement::kF16 ? f32_to_f16(x[i]) : f32_to_bf16(x[i]);
+      const std::uint16_t h = element == ElementType::kF16 ? f32_to_f16(x[i]) : f32_to_bf16(x[i]);
       dst[2 * i] = static_cast<std::uint8_t>(h);
       dst[2 * i + 1] = static_cast<std::uint8_t>(h >> 8);
     }

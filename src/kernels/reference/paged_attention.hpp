@@ -15,17 +15,17 @@ void attend(const PagedKv& kv, const AttentionQuery& query, const AttentionParti
 
 // u8: per group, scale = (max - min) / 255 and code = round_half_even((x - min) / scale) clamped
 // to [0, 255] (computed as (x - min) * (1 / scale) in f32; a constant group stores scale 0).
-void encode_kv(const float* x, std::size_t count, KvElement element, std::size_t group_size, std::uint8_t* dst,
+void encode_kv(const float* x, std::size_t count, ElementType element, std::size_t group_size, std::uint8_t* dst,
                float* params);
 
 // dst [count] = a stored K or V row decoded to f32 (params: u8 only).
-void decode_kv(const std::uint8_t* src, std::size_t count, KvElement element, std::size_t group_size,
+void decode_kv(const std::uint8_t* src, std::size_t count, ElementType element, std::size_t group_size,
                const float* params, float* dst);
 
 // An f32 cache (keys, values [num_blocks, num_kv_heads, block_size, head_dim]) as PagedKv.
 inline PagedKv f32_paged_kv(const float* keys, const float* values, std::int64_t block_size, std::int64_t num_kv_heads,
                             std::int64_t head_dim) {
-  return {.element = KvElement::kF32,
+  return {.element = ElementType::kF32,
           .keys = reinterpret_cast<const std::uint8_t*>(keys),
           .values = reinterpret_cast<const std::uint8_t*>(values),
           .block_size = block_size,

@@ -7,24 +7,14 @@
 
 namespace kiln::runtime {
 
-kernels::KvElement kv_element(models::KvPrecision precision) {
-  switch (precision) {
-    case models::KvPrecision::kF32: return kernels::KvElement::kF32;
-    case models::KvPrecision::kF16: return kernels::KvElement::kF16;
-    case models::KvPrecision::kBF16: return kernels::KvElement::kBf16;
-    case models::KvPrecision::kU8: return kernels::KvElement::kU8;
-  }
-  return kernels::KvElement::kF32;
-}
-
 PagedKvStore::PagedKvStore(const models::KvCacheLayout& layout, kernels::EncodeKvFn encode)
-    : layout_(layout), element_(kv_element(layout.precision)), encode_(encode) {
+    : layout_(layout), encode_(encode) {
   const models::KvCacheLayout& l = layout;
   if (l.num_layers <= 0 || l.num_blocks <= 0 || l.block_size <= 0 || l.num_kv_heads <= 0 || l.head_dim <= 0) {
     fail("KV cache layout: every size must be positive (layers {}, blocks {}, block size {}, KV heads {}, head dim {})",
          l.num_layers, l.num_blocks, l.block_size, l.num_kv_heads, l.head_dim);
   }
-  if (element_ == kernels::KvElement::kU8) {
+  if (l.precision == ElementType::kU8) {
     // The vector kernels decode 16 values at a time, all from one group.
     if (l.u8_group_size <= 0 || (l.u8_group_size < l.head_dim && l.u8_group_size % 16 != 0)) {
       fail(
@@ -36,7 +26,7 @@ PagedKvStore::PagedKvStore(const models::KvCacheLayout& layout, kernels::EncodeK
     groups_ = (l.head_dim + group_size_ - 1) / group_size_;
   }
   const auto positions = static_cast<std::size_t>(l.num_kv_heads * l.block_size);  // per block
-  row_bytes_ = static_cast<std::size_t>(l.head_dim) * kernels::kv_element_bytes(element_);
+  row_bytes_ = static_cast<std::size_t>(l.head_dim) * element_bytes(l.precision);
   param_row_floats_ = static_cast<std::size_t>(groups_) * 2;
   block_bytes_ = positions * row_bytes_;
   block_param_bytes_ = positions * param_row_floats_ * sizeof(float);
@@ -58,7 +48,7 @@ PagedKvStore::PagedKvStore(const models::KvCacheLayout& layout, kernels::EncodeK
 kernels::PagedKv PagedKvStore::layer(std::int64_t layer) const {
   const LayerOffsets& o = offsets_[static_cast<std::size_t>(layer)];
   kernels::PagedKv kv;
-  kv.element = element_;
+  kv.element = layout_.precision;
   kv.keys = at(o.keys);
   kv.values = at(o.values);
   if (groups_ > 0) {
@@ -86,9 +76,9 @@ void PagedKvStore::store(std::int64_t layer, const float* k, const float* v, std
     for (std::size_t h = 0; h < heads; ++h) {
       const std::size_t row = ((slot / bs) * heads + h) * bs + slot % bs;  // [block, head, offset]
       const std::size_t src = (r * heads + h) * hd;
-      encode_(k + src, hd, element_, static_cast<std::size_t>(group_size_), at(o.keys + row * row_bytes_),
+      encode_(k + src, hd, layout_.precision, static_cast<std::size_t>(group_size_), at(o.keys + row * row_bytes_),
               key_params + row * param_row_floats_);
-      encode_(v + src, hd, element_, static_cast<std::size_t>(group_size_), at(o.values + row * row_bytes_),
+      encode_(v + src, hd, layout_.precision, static_cast<std::size_t>(group_size_), at(o.values + row * row_bytes_),
               value_params + row * param_row_floats_);
     }
   }

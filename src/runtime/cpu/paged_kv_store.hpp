@@ -17,8 +17,6 @@ class ThreadPool;
 
 namespace kiln::runtime {
 
-kernels::KvElement kv_element(models::KvPrecision precision);
-
 class PagedKvStore {
  public:
   // Throws kiln::Error naming KV_CACHE_GROUP_SIZE when a u8 group size is not a multiple of 16
@@ -44,7 +42,6 @@ class PagedKvStore {
   std::uint8_t* at(std::size_t offset) const { return memory_.data() + offset; }
 
   models::KvCacheLayout layout_;
-  kernels::KvElement element_;
   kernels::EncodeKvFn encode_;
   std::int64_t group_size_ = 0, groups_ = 0;
   std::size_t row_bytes_ = 0, param_row_floats_ = 0;     // per (position, head)

@@ -18,13 +18,13 @@ WeightView canonical_weight_view(const ir::TensorView& tensor) {
   if (tensor.is_quantized()) return ir::weight_view(tensor);
   WeightView view;
   switch (tensor.dtype) {
-    case ir::DType::kF32: view.scheme = WeightScheme::kF32; break;
-    case ir::DType::kF16: view.scheme = WeightScheme::kF16; break;
-    case ir::DType::kBF16: view.scheme = WeightScheme::kBf16; break;
+    case ElementType::kF32: view.scheme = WeightScheme::kF32; break;
+    case ElementType::kF16: view.scheme = WeightScheme::kF16; break;
+    case ElementType::kBf16: view.scheme = WeightScheme::kBf16; break;
     default:
       fail(ErrorKind::kUnsupported,
            "tensor '{}': dtype {} is not a weight format (accepted: F32, F16, BF16, or quantised)", tensor.name,
-           ir::dtype_name(tensor.dtype));
+           element_type_name(tensor.dtype));
   }
   view.out = static_cast<std::size_t>(tensor.shape[0]);
   view.in = static_cast<std::size_t>(tensor.shape[1]);

@@ -40,7 +40,7 @@ std::unique_ptr<models::Weight> ReferenceOps::load_weight(const ir::TensorView& 
 }
 
 void ReferenceOps::allocate_kv_cache(const models::KvCacheLayout& layout) {
-  if (layout.precision != models::KvPrecision::kF32) {
+  if (layout.precision != ElementType::kF32) {
     fail(ErrorKind::kUnsupported, "the reference backend keeps its KV cache in f32 only");
   }
   kv_layout_ = layout;

@@ -19,7 +19,7 @@ constexpr long kPositionsPerPass = 16;
 
 // Scores of positions j0 .. j0 + J for H heads: J·H dot products advance together (one
 // chain per position and head, in head_dim order), enough independent FMAs to hide the latency.
-template <KvElement E, int H, int J>
+template <ElementType E, int H, int J>
 inline void score_block(const PagedKv& kv, const AttentionQuery& q, const float* qh, long p0, long j0,
                         float (*scores)[kPositionsPerPass]) {
   const long hd = kv.head_dim;
@@ -27,7 +27,7 @@ inline void score_block(const PagedKv& kv, const AttentionQuery& q, const float*
   __m256 dot[J][H];
 #pragma GCC unroll 8
   for (int j = 0; j < J; ++j) {
-    r[j] = row_address(kv, q, p0 + j0 + j, hd * element_bytes(E));
+    r[j] = row_address(kv, q, p0 + j0 + j, hd * bytes_per_element(E));
 #pragma GCC unroll 8
     for (int h = 0; h < H; ++h) dot[j][h] = _mm256_setzero_ps();
   }
@@ -46,7 +46,7 @@ inline void score_block(const PagedKv& kv, const AttentionQuery& q, const float*
   }
 }
 
-template <KvElement E, int H>
+template <ElementType E, int H>
 void score_positions_of(const PagedKv& kv, const AttentionQuery& q, const float* qh, long p0, long count,
                         float (*scores)[kPositionsPerPass]) {
   constexpr int kJ = H >= 8 ? 1 : 8 / H;  // about 8 chains in flight
@@ -79,7 +79,7 @@ inline void update_softmax(float* scores, long count, float& max, float& sum, fl
 // acc[h] += Σ_j weights[h][j] · V[p0 + j] in j order, for H heads and B 8-lane slices from
 // column i. The B·H accumulators stay in registers over the chunk's positions: updating acc in
 // memory per position made every FMA wait for the previous one's store.
-template <KvElement E, int H, int B>
+template <ElementType E, int H, int B>
 inline void accumulate_slices(const PagedKv& kv, const RowAddress* rows, long count,
                               float (*weights)[kPositionsPerPass], float* acc, long i) {
   const long hd = kv.head_dim;
@@ -104,7 +104,7 @@ inline void accumulate_slices(const PagedKv& kv, const RowAddress* rows, long co
   }
 }
 
-template <KvElement E, int H>
+template <ElementType E, int H>
 void accumulate_values_of(const PagedKv& kv, const RowAddress* rows, long count, float (*weights)[kPositionsPerPass],
                           float* acc) {
   constexpr int kB = H >= 8 ? 1 : 8 / H;  // about 8 chains in flight
@@ -135,21 +135,21 @@ void with_head_count(long heads, F&& f) {
   }
 }
 
-template <KvElement E>
+template <ElementType E>
 void score_positions(const PagedKv& kv, const AttentionQuery& q, const float* qh, long heads, long p0, long count,
                      float (*scores)[kPositionsPerPass]) {
   with_head_count(heads, [&](auto h) { score_positions_of<E, decltype(h)::value>(kv, q, qh, p0, count, scores); });
 }
 
-template <KvElement E>
+template <ElementType E>
 void accumulate_values(const PagedKv& kv, const AttentionQuery& q, long heads, long p0, long count,
                        float (*weights)[kPositionsPerPass], float* acc) {
   RowAddress rows[kPositionsPerPass];
-  for (long j = 0; j < count; ++j) rows[j] = row_address(kv, q, p0 + j, kv.head_dim * element_bytes(E));
+  for (long j = 0; j < count; ++j) rows[j] = row_address(kv, q, p0 + j, kv.head_dim * bytes_per_element(E));
   with_head_count(heads, [&](auto h) { accumulate_values_of<E, decltype(h)::value>(kv, rows, count, weights, acc); });
 }
 
-template <KvElement E>
+template <ElementType E>
 void attend_heads(const PagedKv& kv, const AttentionQuery& q, long h0, long heads, const AttentionPartial& out) {
   const long hd = kv.head_dim;
   const float* qh = q.q + h0 * hd;  // [heads, head_dim]
@@ -173,7 +173,7 @@ void attend_heads(const PagedKv& kv, const AttentionQuery& q, long h0, long head
   }
 }
 
-template <KvElement E>
+template <ElementType E>
 void attend_all(const PagedKv& kv, const AttentionQuery& q, const AttentionPartial& out) {
   for (long h0 = 0; h0 < q.num_heads; h0 += kHeadsPerPass) {
     attend_heads<E>(kv, q, h0, q.num_heads - h0 < kHeadsPerPass ? q.num_heads - h0 : kHeadsPerPass, out);
@@ -182,10 +182,11 @@ void attend_all(const PagedKv& kv, const AttentionQuery& q, const AttentionParti
 
 void attend(const PagedKv& kv, const AttentionQuery& q, const AttentionPartial& out) {
   switch (kv.element) {
-    case KvElement::kF32: attend_all<KvElement::kF32>(kv, q, out); break;
-    case KvElement::kF16: attend_all<KvElement::kF16>(kv, q, out); break;
-    case KvElement::kBf16: attend_all<KvElement::kBf16>(kv, q, out); break;
-    case KvElement::kU8: attend_all<KvElement::kU8>(kv, q, out); break;
+    case ElementType::kF32: attend_all<ElementType::kF32>(kv, q, out); break;
+    case ElementType::kF16: attend_all<ElementType::kF16>(kv, q, out); break;
+    case ElementType::kBf16: attend_all<ElementType::kBf16>(kv, q, out); break;
+    case ElementType::kU8: attend_all<ElementType::kU8>(kv, q, out); break;
+    default: break;  // not a KV precision: PagedKv never holds one
   }
 }
 
@@ -228,10 +229,10 @@ void encode_u8_group(const float* x, long count, std::uint8_t* dst, float* param
   params[1] = min;
 }
 
-void encode(const float* x, std::size_t n, KvElement element, std::size_t group_size, std::uint8_t* dst,
+void encode(const float* x, std::size_t n, ElementType element, std::size_t group_size, std::uint8_t* dst,
             float* params) {
   const long count = static_cast<long>(n);
-  if (element == KvElement::kU8) {
+  if (element == ElementType::kU8) {
     for (long g0 = 0, g = 0; g0 < count; g0 += static_cast<long>(group_size), ++g) {
       const long size = count - g0 < static_cast<long>(group_size) ? count - g0 : static_cast<long>(group_size);
       encode_u8_group(x + g0, size, dst + g0, params + 2 * g);
@@ -241,13 +242,14 @@ void encode(const float* x, std::size_t n, KvElement element, std::size_t group_
   for (long i = 0; i < count; i += 8) {
     const __m256 v = load_floats(x + i, count - i);
     switch (element) {
-      case KvElement::kF32: store_floats(reinterpret_cast<float*>(dst) + i, count - i, v); break;
-      case KvElement::kF16:
+      case ElementType::kF32: store_floats(reinterpret_cast<float*>(dst) + i, count - i, v); break;
+      case ElementType::kF16:
         store_u16(dst + i * 2, count - i,
                   _mm256_cvtepu16_epi32(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
         break;
-      case KvElement::kBf16: store_u16(dst + i * 2, count - i, to_bf16(v)); break;
-      case KvElement::kU8: break;
+      case ElementType::kBf16: store_u16(dst + i * 2, count - i, to_bf16(v)); break;
+      case ElementType::kU8: break;
+      default: break;  // not a KV precision: PagedKv never holds one
     }
   }
 }

@@ -44,9 +44,9 @@ inline void transpose8(__m256 (&r)[8]) {
 }
 
 // Positions [p0, p0 + count) into c; positions past count are zero keys and values.
-template <KvElement E>
+template <ElementType E>
 void decode_chunk(const PagedKv& kv, const AttentionQuery& q, long p0, long count, RowChunk& c) {
-  const long hd = kv.head_dim, row_bytes = hd * element_bytes(E);
+  const long hd = kv.head_dim, row_bytes = hd * bytes_per_element(E);
   RowAddress rows[kPositionsPerPass];
   for (long j = 0; j < count; ++j) rows[j] = row_address(kv, q, p0 + j, row_bytes);
   for (long half = 0; half < kPositionsPerPass; half += 8) {
@@ -126,7 +126,7 @@ inline void attend_chunk(const RowChunk& c, const float* qv, long hd, long valid
   }
 }
 
-template <KvElement E>
+template <ElementType E>
 void attend_rows_as(const PagedKv& kv, const AttentionRows& a) {
   rows_walk::attend_rows_walk<RowChunk, kPositionsPerPass>(
       kv, a,
@@ -143,10 +143,11 @@ void attend_rows_as(const PagedKv& kv, const AttentionRows& a) {
 
 void avx2::attend_rows(const PagedKv& kv, const AttentionRows& a) {
   switch (kv.element) {
-    case KvElement::kF32: attend_rows_as<KvElement::kF32>(kv, a); break;
-    case KvElement::kF16: attend_rows_as<KvElement::kF16>(kv, a); break;
-    case KvElement::kBf16: attend_rows_as<KvElement::kBf16>(kv, a); break;
-    case KvElement::kU8: attend_rows_as<KvElement::kU8>(kv, a); break;
+    case ElementType::kF32: attend_rows_as<ElementType::kF32>(kv, a); break;
+    case ElementType::kF16: attend_rows_as<ElementType::kF16>(kv, a); break;
+    case ElementType::kBf16: attend_rows_as<ElementType::kBf16>(kv, a); break;
+    case ElementType::kU8: attend_rows_as<ElementType::kU8>(kv, a); break;
+    default: break;  // not a KV precision: PagedKv never holds one
   }
 }
 

@@ -16,16 +16,18 @@ namespace vm = avx2_math;
 using kv_rows::row_address;
 using kv_rows::RowAddress;
 
-static constexpr long element_bytes(KvElement e) { return e == KvElement::kF32 ? 4 : e == KvElement::kU8 ? 1 : 2; }
+static constexpr long bytes_per_element(ElementType e) {
+  return e == ElementType::kF32 ? 4 : e == ElementType::kU8 ? 1 : 2;
+}
 
 // 8 elements of a stored row from element i on, as f32, from exactly 8 readable elements.
-template <KvElement E>
+template <ElementType E>
 static inline __m256 load8_full(const std::uint8_t* p, long i, const float* params, long group_size) {
-  if constexpr (E == KvElement::kF32) {
+  if constexpr (E == ElementType::kF32) {
     return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
-  } else if constexpr (E == KvElement::kF16) {
+  } else if constexpr (E == ElementType::kF16) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  } else if constexpr (E == KvElement::kBf16) {
+  } else if constexpr (E == ElementType::kBf16) {
     const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
   } else {
@@ -36,9 +38,9 @@ static inline __m256 load8_full(const std::uint8_t* p, long i, const float* para
 }
 
 // The same for `left` (< 8 possible) remaining elements; the other lanes decode zero codes.
-template <KvElement E>
+template <ElementType E>
 static inline __m256 load8(const std::uint8_t* row, long i, long left, const float* params, long group_size) {
-  constexpr long kBytes = element_bytes(E);
+  constexpr long kBytes = bytes_per_element(E);
   const std::uint8_t* p = row + i * kBytes;
   if (left >= 8) return load8_full<E>(p, i, params, group_size);
   alignas(32) std::uint8_t padded[32] = {};

@@ -23,13 +23,13 @@ using kv_rows::row_address;
 using kv_rows::RowAddress;
 
 // 16 elements of a stored row from element i on, as f32; lanes outside `m` are zero codes.
-template <KvElement E>
+template <ElementType E>
 inline __m512 load16(const std::uint8_t* row, long i, __mmask16 m, const float* params, long group_size) {
-  if constexpr (E == KvElement::kF32) {
+  if constexpr (E == ElementType::kF32) {
     return _mm512_maskz_loadu_ps(m, row + i * 4);
-  } else if constexpr (E == KvElement::kF16) {
+  } else if constexpr (E == ElementType::kF16) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + i * 2));
-  } else if constexpr (E == KvElement::kBf16) {
+  } else if constexpr (E == ElementType::kBf16) {
     const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, row + i * 2));
     return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
   } else {
@@ -41,7 +41,7 @@ inline __m512 load16(const std::uint8_t* row, long i, __mmask16 m, const float* 
 }
 
 // scores[h][j] = scale · q_h · k_j for the positions [p0, p0 + count).
-template <KvElement E>
+template <ElementType E>
 void score_positions(const PagedKv& kv, const AttentionQuery& q, const float* qh, long heads, long p0, long count,
                      long row_bytes, float (*scores)[kPositionsPerPass]) {
   const long hd = kv.head_dim;
@@ -79,7 +79,7 @@ inline void update_softmax(float* scores, long count, float& max, float& sum, fl
 }
 
 // acc[h] += weights[h][j] · v_j over the positions [p0, p0 + count).
-template <KvElement E>
+template <ElementType E>
 void accumulate_values(const PagedKv& kv, const AttentionQuery& q, long heads, long p0, long count, long row_bytes,
                        float (*weights)[kPositionsPerPass], float* acc) {
   const long hd = kv.head_dim;
@@ -97,10 +97,10 @@ void accumulate_values(const PagedKv& kv, const AttentionQuery& q, long heads, l
 }
 
 // Heads [h0, h0 + heads) of the query (heads <= kHeadsPerPass) over all its positions.
-template <KvElement E>
+template <ElementType E>
 void attend_heads(const PagedKv& kv, const AttentionQuery& q, long h0, long heads, const AttentionPartial& out) {
   const long hd = kv.head_dim;
-  const long row_bytes = hd * static_cast<long>(E == KvElement::kF32 ? 4 : E == KvElement::kU8 ? 1 : 2);
+  const long row_bytes = hd * static_cast<long>(E == ElementType::kF32 ? 4 : E == ElementType::kU8 ? 1 : 2);
   const float* qh = q.q + h0 * hd;  // [heads, head_dim]
   float* acc = out.acc + h0 * hd;   // [heads, head_dim]
   float max[kHeadsPerPass], sum[kHeadsPerPass];
@@ -122,7 +122,7 @@ void attend_heads(const PagedKv& kv, const AttentionQuery& q, long h0, long head
   }
 }
 
-template <KvElement E>
+template <ElementType E>
 void attend_all(const PagedKv& kv, const AttentionQuery& q, const AttentionPartial& out) {
   for (long h0 = 0; h0 < q.num_heads; h0 += kHeadsPerPass) {
     attend_heads<E>(kv, q, h0, q.num_heads - h0 < kHeadsPerPass ? q.num_heads - h0 : kHeadsPerPass, out);
@@ -131,10 +131,11 @@ void attend_all(const PagedKv& kv, const AttentionQuery& q, const AttentionParti
 
 void attend(const PagedKv& kv, const AttentionQuery& q, const AttentionPartial& out) {
   switch (kv.element) {
-    case KvElement::kF32: attend_all<KvElement::kF32>(kv, q, out); break;
-    case KvElement::kF16: attend_all<KvElement::kF16>(kv, q, out); break;
-    case KvElement::kBf16: attend_all<KvElement::kBf16>(kv, q, out); break;
-    case KvElement::kU8: attend_all<KvElement::kU8>(kv, q, out); break;
+    case ElementType::kF32: attend_all<ElementType::kF32>(kv, q, out); break;
+    case ElementType::kF16: attend_all<ElementType::kF16>(kv, q, out); break;
+    case ElementType::kBf16: attend_all<ElementType::kBf16>(kv, q, out); break;
+    case ElementType::kU8: attend_all<ElementType::kU8>(kv, q, out); break;
+    default: break;  // not a KV precision: PagedKv never holds one
   }
 }
 
@@ -146,7 +147,7 @@ struct RowChunk {
   alignas(64) float vf[kPositionsPerPass][kMaxAttentionRowsHeadDim];
 };
 
-template <KvElement E>
+template <ElementType E>
 void decode_chunk(const PagedKv& kv, const AttentionQuery& q, long p0, long count, long row_bytes, RowChunk& c) {
   const long hd = kv.head_dim;
   alignas(64) float keys[kPositionsPerPass][kMaxAttentionRowsHeadDim];  // [position][head_dim]
@@ -197,9 +198,9 @@ inline void attend_chunk(const RowChunk& c, const float* qv, long hd, long valid
   }
 }
 
-template <KvElement E>
+template <ElementType E>
 void attend_rows_as(const PagedKv& kv, const AttentionRows& a) {
-  const long row_bytes = kv.head_dim * static_cast<long>(E == KvElement::kF32 ? 4 : E == KvElement::kU8 ? 1 : 2);
+  const long row_bytes = kv.head_dim * static_cast<long>(E == ElementType::kF32 ? 4 : E == ElementType::kU8 ? 1 : 2);
   rows_walk::attend_rows_walk<RowChunk, kPositionsPerPass>(
       kv, a,
       [&](const AttentionQuery& where, long p0, long count, RowChunk& c) {
@@ -217,10 +218,11 @@ void attend_rows_as(const PagedKv& kv, const AttentionRows& a) {
 
 void attend_rows(const PagedKv& kv, const AttentionRows& a) {
   switch (kv.element) {
-    case KvElement::kF32: attend_rows_as<KvElement::kF32>(kv, a); break;
-    case KvElement::kF16: attend_rows_as<KvElement::kF16>(kv, a); break;
-    case KvElement::kBf16: attend_rows_as<KvElement::kBf16>(kv, a); break;
-    case KvElement::kU8: attend_rows_as<KvElement::kU8>(kv, a); break;
+    case ElementType::kF32: attend_rows_as<ElementType::kF32>(kv, a); break;
+    case ElementType::kF16: attend_rows_as<ElementType::kF16>(kv, a); break;
+    case ElementType::kBf16: attend_rows_as<ElementType::kBf16>(kv, a); break;
+    case ElementType::kU8: attend_rows_as<ElementType::kU8>(kv, a); break;
+    default: break;  // not a KV precision: PagedKv never holds one
   }
 }
 
@@ -256,10 +258,10 @@ void encode_u8_group(const float* x, long count, std::uint8_t* dst, float* param
   params[1] = min;
 }
 
-void encode(const float* x, std::size_t n, KvElement element, std::size_t group_size, std::uint8_t* dst,
+void encode(const float* x, std::size_t n, ElementType element, std::size_t group_size, std::uint8_t* dst,
             float* params) {
   const long count = static_cast<long>(n);
-  if (element == KvElement::kU8) {
+  if (element == ElementType::kU8) {
     for (long g0 = 0, g = 0; g0 < count; g0 += static_cast<long>(group_size), ++g) {
       const long size = count - g0 < static_cast<long>(group_size) ? count - g0 : static_cast<long>(group_size);
       encode_u8_group(x + g0, size, dst + g0, params + 2 * g);
@@ -270,12 +272,13 @@ void encode(const float* x, std::size_t n, KvElement element, std::size_t group_
     const __mmask16 m = vm::first_lanes(count - i);
     const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
     switch (element) {
-      case KvElement::kF32: _mm512_mask_storeu_ps(dst + i * 4, m, v); break;
-      case KvElement::kF16:
+      case ElementType::kF32: _mm512_mask_storeu_ps(dst + i * 4, m, v); break;
+      case ElementType::kF16:
         _mm256_mask_storeu_epi16(dst + i * 2, m, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
         break;
-      case KvElement::kBf16: _mm256_mask_storeu_epi16(dst + i * 2, m, to_bf16(v)); break;
-      case KvElement::kU8: break;
+      case ElementType::kBf16: _mm256_mask_storeu_epi16(dst + i * 2, m, to_bf16(v)); break;
+      case ElementType::kU8: break;
+      default: break;  // not a KV precision: PagedKv never holds one
     }
   }
 }
