@@ -18,11 +18,11 @@ struct TokenLogprob {
 };
 
 // Why a sequence ended.
-enum class GenerationFinishReason {
+enum class GenerationFinishReason : std::uint8_t {
   NONE,    // still running (never in a returned result)
   STOP,    // EOS, a stop token or stop string, or the streamer said STOP
   LENGTH,  // max_new_tokens / max_length / the end of the context
-  CANCEL,  // the streamer said CANCEL
+  CANCEL,  // the streamer said CANCEL, or the request was cancelled
 };
 
 struct DecodedResults {

@@ -113,7 +113,7 @@ RequestId Engine::add_request(std::vector<std::int32_t> prompt, const Generation
   }
   start_sequence(*r, std::move(prompt), std::move(options.prefix));
   if (r->max_new_tokens == 0) {
-    finish_sequence(*r, *r->sequences.front(), FinishReason::kLength);
+    finish_sequence(*r, *r->sequences.front(), GenerationFinishReason::LENGTH);
     finish_request(*r);
   }
   const RequestId id = next_id_++;
@@ -149,7 +149,7 @@ void Engine::start_sequence(RequestState& r, std::vector<std::int32_t> prompt, s
 
 bool Engine::has_unfinished_requests() const {
   return std::any_of(requests_.begin(), requests_.end(),
-                     [](const auto& kv) { return kv.second->finish_reason == FinishReason::kNone; });
+                     [](const auto& kv) { return kv.second->finish_reason == GenerationFinishReason::NONE; });
 }
 
 const RequestState& Engine::request(RequestId id) const {
@@ -162,10 +162,10 @@ void Engine::release(RequestId id) { requests_.erase(id); }
 
 void Engine::abort(RequestId id) {
   auto it = requests_.find(id);
-  if (it == requests_.end() || it->second->finish_reason != FinishReason::kNone) return;
+  if (it == requests_.end() || it->second->finish_reason != GenerationFinishReason::NONE) return;
   RequestState& r = *it->second;
   for (auto& s : r.sequences) {
-    if (s->running()) finish_sequence(r, *s, FinishReason::kCancelled);
+    if (s->running()) finish_sequence(r, *s, GenerationFinishReason::CANCEL);
   }
   finish_request(r);
 }
@@ -174,7 +174,7 @@ CachedPrefix Engine::take_kv(RequestId id) {
   auto it = requests_.find(id);
   if (it == requests_.end()) fail(ErrorKind::kNotFound, "no request with id {}", id);
   RequestState& r = *it->second;
-  if (!r.keep_kv || r.finish_reason == FinishReason::kNone || r.sequences.size() != 1) {
+  if (!r.keep_kv || r.finish_reason == GenerationFinishReason::NONE || r.sequences.size() != 1) {
     fail(ErrorKind::kInternal, "request {} has no KV cache to hand over (keep_kv, finished, one sequence)", id);
   }
   Sequence& s = *r.sequences.front();
@@ -202,7 +202,7 @@ void Engine::collect_running() {
   running_requests_.clear();
   running_.clear();
   for (auto& [id, r] : requests_) {
-    if (r->finish_reason != FinishReason::kNone) continue;
+    if (r->finish_reason != GenerationFinishReason::NONE) continue;
     running_requests_.push_back(r.get());
     for (auto& s : r->sequences) {
       if (!s->running()) continue;

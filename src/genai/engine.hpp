@@ -70,7 +70,7 @@ class Engine {
   const RequestState& request(RequestId id) const;
   // Forgets a finished request (frees its record and any KV it kept).
   void release(RequestId id);
-  // Ends a request now (FinishReason::kCancelled) and frees its blocks.
+  // Ends a request now (GenerationFinishReason::CANCEL) and frees its blocks.
   void abort(RequestId id);
   // The KV cache a finished single-sequence request kept (RequestOptions::keep_kv): its
   // computed tokens and their blocks, for a later request's RequestOptions::prefix.
@@ -100,7 +100,7 @@ class Engine {
   void update_sequence(RequestState& r, Sequence& s);
   void fork_samples(RequestState& r);
   bool append_token(RequestState& r, Sequence& s, const TokenLogprob& token);
-  void finish_sequence(RequestState& r, Sequence& s, FinishReason reason);
+  void finish_sequence(RequestState& r, Sequence& s, GenerationFinishReason reason);
   void finish_request(RequestState& r);
   std::unique_ptr<TextStream> make_text_stream(const GenerationConfig& config) const;
   // engine_beams.cpp: one beam-search step over the request's beams, and its results.

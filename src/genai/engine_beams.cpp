@@ -18,7 +18,7 @@ void Engine::update_beams(RequestState& r) {
   const std::vector<BeamSearch::Continuation> next = r.beam_search->step(beams);
   if (r.timings.first_token_ms == 0) r.timings.first_token_ms = clock_.elapsed_ms();
   if (r.beam_search->done()) {
-    for (auto& s : r.sequences) s->finish_reason = FinishReason::kStop;
+    for (auto& s : r.sequences) s->finish_reason = GenerationFinishReason::STOP;
     finish_request(r);
     return;
   }
@@ -54,7 +54,7 @@ void Engine::finish_beams(RequestState& r) {
       unfinished.push_back({{s->tokens.begin() + r.num_prompt, s->tokens.end()}, s->logprobs, s->score});
     }
   }
-  const FinishReason cut_short = r.sequences.front()->finish_reason;
+  const GenerationFinishReason cut_short = r.sequences.front()->finish_reason;
   const std::vector<std::int32_t> prompt(r.sequences.front()->tokens.begin(),
                                          r.sequences.front()->tokens.begin() + r.num_prompt);
   r.sequences.clear();
@@ -69,7 +69,8 @@ void Engine::finish_beams(RequestState& r) {
     const std::int32_t last = h.generated.empty() ? -1 : h.generated.back();
     const bool stopped =
         (!r.config.ignore_eos && r.config.eos_token_ids.contains(last)) || r.config.stop_token_ids.contains(last);
-    s->finish_reason = r.beam_search->done() ? (stopped ? FinishReason::kStop : FinishReason::kLength) : cut_short;
+    s->finish_reason =
+        r.beam_search->done() ? (stopped ? GenerationFinishReason::STOP : GenerationFinishReason::LENGTH) : cut_short;
     if ((s->text = make_text_stream(r.config))) {
       // The text: every generated token but a final stop token, cut at a stop string.
       const std::size_t text_tokens = h.generated.size() - (stopped ? 1 : 0);

@@ -117,7 +117,7 @@ bool Engine::append_token(RequestState& r, Sequence& s, const TokenLogprob& t) {
   const bool is_eos = !r.config.ignore_eos && r.config.eos_token_ids.contains(t.token);
   if (is_eos || r.config.stop_token_ids.contains(t.token)) {
     // The stopping token is recorded but not streamed: it is not part of the text.
-    finish_sequence(r, s, FinishReason::kStop);
+    finish_sequence(r, s, GenerationFinishReason::STOP);
     return false;
   }
   StreamingStatus status = StreamingStatus::RUNNING;
@@ -132,25 +132,25 @@ bool Engine::append_token(RequestState& r, Sequence& s, const TokenLogprob& t) {
     if (streams && r.on_text && !delta.text.empty()) status = strongest(status, r.on_text(delta.text));
   }
   if (status == StreamingStatus::CANCEL) {
-    finish_sequence(r, s, FinishReason::kCancelled);
+    finish_sequence(r, s, GenerationFinishReason::CANCEL);
   } else if (status == StreamingStatus::STOP || stop_string) {
-    finish_sequence(r, s, FinishReason::kStop);
+    finish_sequence(r, s, GenerationFinishReason::STOP);
   } else if (s.num_committed() - r.num_prompt >= r.max_new_tokens) {
-    finish_sequence(r, s, FinishReason::kLength);
+    finish_sequence(r, s, GenerationFinishReason::LENGTH);
   }
   return s.running();
 }
 
-void Engine::finish_sequence(RequestState& r, Sequence& s, FinishReason reason) {
+void Engine::finish_sequence(RequestState& r, Sequence& s, GenerationFinishReason reason) {
   s.finish_reason = reason;
-  if (s.text && reason != FinishReason::kCancelled) {
+  if (s.text && reason != GenerationFinishReason::CANCEL) {
     const double start = clock_.elapsed_ms();
     const std::string rest = s.text->finish();
     r.timings.detokenize_ms += clock_.elapsed_ms() - start;
     // The held-back tail was no stop string after all: it belongs to the streamed text (and
     // the streamer may still cancel the answer on it).
     if (r.streams() && r.on_text && !rest.empty() && r.on_text(rest) == StreamingStatus::CANCEL) {
-      s.finish_reason = FinishReason::kCancelled;
+      s.finish_reason = GenerationFinishReason::CANCEL;
     }
   }
   s.logits.clear();

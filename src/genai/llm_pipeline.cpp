@@ -14,16 +14,6 @@
 namespace kiln {
 namespace {
 
-GenerationFinishReason to_public(genai::FinishReason reason) {
-  switch (reason) {
-    case genai::FinishReason::kNone: return GenerationFinishReason::NONE;
-    case genai::FinishReason::kStop: return GenerationFinishReason::STOP;
-    case genai::FinishReason::kLength: return GenerationFinishReason::LENGTH;
-    case genai::FinishReason::kCancelled: return GenerationFinishReason::CANCEL;
-  }
-  return GenerationFinishReason::NONE;
-}
-
 genai::LoadedModel load_for(const std::filesystem::path& dir, const std::string& device, const PipelineProperties& p) {
   if (p.kv_cache_sequences <= 0)
     fail("PipelineProperties: kv_cache_sequences must be positive, got {}", p.kv_cache_sequences);
@@ -181,7 +171,7 @@ DecodedResults LLMPipeline::Impl::run(std::vector<std::vector<std::int32_t>> pro
       out.tokens.emplace_back(tokens.begin(), tokens.end());
       out.texts.push_back(s->text ? s->text->text() : main_.tokenizer.decode(tokens, true));
       out.scores.push_back(static_cast<float>(s->score));
-      out.finish_reasons.push_back(to_public(s->finish_reason));
+      out.finish_reasons.push_back(s->finish_reason);
       if (c.logprobs > 0) out.logprobs.push_back(s->logprobs);
     }
     generated += r.num_generated_total();

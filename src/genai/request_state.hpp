@@ -24,13 +24,6 @@ namespace kiln::genai {
 
 using RequestId = std::int64_t;
 
-enum class FinishReason : std::uint8_t {
-  kNone,       // still running
-  kStop,       // EOS, a stop token or string, or the callback said STOP
-  kLength,     // max_new_tokens / max_length / the context is full
-  kCancelled,  // the callback said CANCEL or the request was aborted
-};
-
 // Called with every generated token (stop tokens excluded); its answer may end the request.
 using TokenCallback = std::function<StreamingStatus(std::int32_t token)>;
 // Called with every piece of text that is final (whole characters, no part of a stop string).
@@ -49,7 +42,7 @@ struct Sequence {
   std::int64_t num_computed = 0;     // tokens whose keys and values are cached
   std::int64_t step_tokens = 0;      // tokens the last step computed for it
   kv::BlockTable blocks;
-  FinishReason finish_reason = FinishReason::kNone;
+  GenerationFinishReason finish_reason = GenerationFinishReason::NONE;
   double score = 0;                    // summed log-probabilities of the generated tokens (beam search: its own score)
   std::vector<TokenLogprob> logprobs;  // when GenerationConfig::logprobs > 0
   std::unique_ptr<TextStream> text;    // when the engine has a tokenizer and the request streams text
@@ -63,7 +56,7 @@ struct Sequence {
   std::vector<float> logits;
   std::int64_t logit_rows = 0;
 
-  bool running() const { return finish_reason == FinishReason::kNone; }
+  bool running() const { return finish_reason == GenerationFinishReason::NONE; }
   std::int64_t num_committed() const { return static_cast<std::int64_t>(tokens.size()) - num_candidates; }
 };
 
@@ -100,7 +93,7 @@ struct RequestState {
   TokenCallback on_token;
   TextCallback on_text;
   bool keep_kv = false;  // a finished request keeps its blocks for take_kv() (chat)
-  FinishReason finish_reason = FinishReason::kNone;
+  GenerationFinishReason finish_reason = GenerationFinishReason::NONE;
   RequestTimings timings;
   SpeculationStats speculation;
   bool speculative = false;  // a draft model or prompt lookup proposes candidates

@@ -76,7 +76,7 @@ TEST(Engine, StopsOnEosStopTokensCallbackAndLength) {
     return StreamingStatus::RUNNING;
   });
   engine.run_until_idle();
-  EXPECT_EQ(engine.request(id).finish_reason, FinishReason::kStop);
+  EXPECT_EQ(engine.request(id).finish_reason, GenerationFinishReason::STOP);
   EXPECT_EQ(engine.request(id).num_generated(), 5);
   EXPECT_EQ(streamed, std::vector<std::int32_t>(p.greedy_ids.begin(), p.greedy_ids.begin() + 4));
 
@@ -91,12 +91,12 @@ TEST(Engine, StopsOnEosStopTokensCallbackAndLength) {
     return ++calls == 6 ? StreamingStatus::CANCEL : StreamingStatus::RUNNING;
   });
   engine.run_until_idle();
-  EXPECT_EQ(engine.request(id).finish_reason, FinishReason::kCancelled);
+  EXPECT_EQ(engine.request(id).finish_reason, GenerationFinishReason::CANCEL);
   EXPECT_EQ(engine.request(id).num_generated(), 6);
 
   id = engine.add_request(p.ids, greedy(7));
   engine.run_until_idle();
-  EXPECT_EQ(engine.request(id).finish_reason, FinishReason::kLength);
+  EXPECT_EQ(engine.request(id).finish_reason, GenerationFinishReason::LENGTH);
   EXPECT_EQ(engine.request(id).num_generated(), 7);
 }
 
@@ -115,7 +115,7 @@ TEST(Engine, RejectsPromptsThatDoNotFit) {
   const RequestId id = engine.add_request({g.prompts[0].ids[0], g.prompts[0].ids[1]}, greedy(100));
   engine.run_until_idle();
   EXPECT_EQ(engine.request(id).num_generated(), 6);
-  EXPECT_EQ(engine.request(id).finish_reason, FinishReason::kLength);
+  EXPECT_EQ(engine.request(id).finish_reason, GenerationFinishReason::LENGTH);
 }
 
 }  // namespace
