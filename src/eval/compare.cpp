@@ -29,9 +29,11 @@ CompareResult compare_models(models::LanguageModel& model, models::LanguageModel
   double kl_sum = 0.0, nll_model = 0.0, nll_reference = 0.0;
   std::int64_t agree = 0;
   std::vector<double> log_p, log_q;  // [vocab] reference, model
+  genai::Engine model_engine(model, window_scheduler(options.max_chunk_tokens));
+  genai::Engine reference_engine(reference, window_scheduler(options.max_chunk_tokens));
   for (const Window& window : windows) {
-    WindowPass model_pass(model, ids, window, options.max_chunk_tokens);
-    WindowPass reference_pass(reference, ids, window, options.max_chunk_tokens);
+    WindowPass model_pass(model_engine, ids, window);
+    WindowPass reference_pass(reference_engine, ids, window);
     // Same window and chunk size: both passes produce the same row ranges, chunk by chunk.
     while (model_pass.next() && reference_pass.next()) {
       KILN_DASSERT(model_pass.first_target() == reference_pass.first_target());

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <fstream>
-#include <numeric>
 #include <string>
 #include <vector>
 
+#include "genai/engine.hpp"
 #include "util/error.hpp"
 
 namespace kiln::eval {
@@ -36,26 +36,24 @@ std::optional<std::uint64_t> current_rss_bytes() { return proc_status_kib("VmRSS
 void run_synthetic_prefill(models::LanguageModel& model, std::int64_t num_tokens, std::int64_t max_chunk_tokens) {
   const models::KvCacheLayout& kv = model.kv_cache_layout();
   const ir::ModelConfig& config = model.config();
-  if (num_tokens < 1 || num_tokens > kv.num_tokens() || num_tokens > config.max_position_embeddings) {
+  if (num_tokens < 2 || num_tokens > kv.num_tokens() || num_tokens > config.max_position_embeddings) {
     fail("a prompt of {} tokens does not fit: the KV cache holds {} tokens and the model {} positions", num_tokens,
          kv.num_tokens(), config.max_position_embeddings);
   }
+  if (max_chunk_tokens < 1) fail("prefill: chunk size must be positive, got {}", max_chunk_tokens);
   // Ids spread over the vocabulary; what they say does not change the memory a prefill needs.
-  std::vector<std::int32_t> ids(static_cast<std::size_t>(num_tokens));  // [num_tokens]
-  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int32_t>((i * 7919 + 1) % config.vocab_size);
-  std::vector<std::int32_t> blocks(static_cast<std::size_t>((num_tokens + kv.block_size - 1) / kv.block_size));
-  std::iota(blocks.begin(), blocks.end(), 0);
-  models::StepOutput out;
-  for (std::int64_t done = 0; done < num_tokens;) {
-    const std::int64_t n = std::min(max_chunk_tokens, num_tokens - done);
-    const models::SequenceChunk chunk{
-        .tokens = std::span(ids).subspan(static_cast<std::size_t>(done), static_cast<std::size_t>(n)),
-        .num_cached = done,
-        .block_table = blocks,
-        .logits = done + n == num_tokens ? models::LogitsMode::kLast : models::LogitsMode::kNone};
-    model.step(std::span(&chunk, 1), out);
-    done += n;
+  std::vector<std::int32_t> prompt(static_cast<std::size_t>(num_tokens - 1));  // [num_tokens - 1]
+  for (std::size_t i = 0; i < prompt.size(); ++i) {
+    prompt[i] = static_cast<std::int32_t>((i * 7919 + 1) % config.vocab_size);
   }
+  // Through the engine, as every generation runs: the prompt in chunks, then one greedy token,
+  // which makes the sequence num_tokens long.
+  genai::Engine engine(model, SchedulerConfig{.max_num_batched_tokens = max_chunk_tokens, .max_num_seqs = 1});
+  GenerationConfig greedy_one;
+  greedy_one.max_new_tokens = 1;
+  greedy_one.ignore_eos = true;
+  engine.add_request(std::move(prompt), greedy_one);
+  engine.run_until_idle();
 }
 
 }  // namespace kiln::eval

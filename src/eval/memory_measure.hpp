@@ -15,9 +15,9 @@ std::optional<std::uint64_t> peak_rss_bytes();
 // Current resident set size (VmRSS), in bytes; nullopt when unavailable.
 std::optional<std::uint64_t> current_rss_bytes();
 
-// Runs a prompt of `num_tokens` deterministic token ids as one sequence, in chunks of at most
-// `max_chunk_tokens`, asking only for the last row of logits (what generation does). Throws
-// kiln::Error when the prompt does not fit the KV cache or the model's positions.
+// Generates one sequence of `num_tokens` through the engine: a prompt of num_tokens - 1
+// deterministic ids in chunks of at most `max_chunk_tokens`, then one greedy token. Throws
+// kiln::Error when the sequence does not fit the KV cache or the model's positions.
 void run_synthetic_prefill(models::LanguageModel& model, std::int64_t num_tokens, std::int64_t max_chunk_tokens = 512);
 
 }  // namespace kiln::eval

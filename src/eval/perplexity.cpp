@@ -26,8 +26,9 @@ PerplexityResult evaluate_perplexity(models::LanguageModel& model, std::span<con
   r.num_tokens = num_tokens;
   r.num_bytes = num_bytes;
   r.num_windows = static_cast<std::int64_t>(windows.size());
+  genai::Engine engine(model, window_scheduler(options.max_chunk_tokens));
   for (const Window& window : windows) {
-    WindowPass pass(model, ids, window, options.max_chunk_tokens);
+    WindowPass pass(engine, ids, window);
     while (pass.next()) {
       for (std::int64_t i = 0; i < pass.num_rows(); ++i) {
         r.nll_nats += token_nll(pass.row(i), ids[static_cast<std::size_t>(pass.first_target() + i)]);

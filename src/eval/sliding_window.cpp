@@ -1,7 +1,6 @@
 #include "eval/sliding_window.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 #include "util/error.hpp"
 
@@ -24,15 +23,14 @@ std::vector<Window> plan_windows(std::int64_t num_tokens, std::int64_t context, 
   }
 }
 
-WindowPass::WindowPass(models::LanguageModel& model, std::span<const std::int32_t> ids, const Window& window,
-                       std::int64_t max_chunk_tokens)
-    : model_(model),
-      window_ids_(
-          ids.subspan(static_cast<std::size_t>(window.begin), static_cast<std::size_t>(window.end - window.begin))),
-      num_unscored_(window.first_target - 1 - window.begin),
-      num_to_run_(window.end - window.begin - 1),
-      max_chunk_tokens_(max_chunk_tokens),
-      window_begin_(window.begin) {
+sched::SchedulerConfig window_scheduler(std::int64_t max_chunk_tokens) {
+  if (max_chunk_tokens < 1) fail("window pass: chunk size must be positive, got {}", max_chunk_tokens);
+  return {.max_num_batched_tokens = max_chunk_tokens, .max_num_seqs = 1};
+}
+
+WindowPass::WindowPass(genai::Engine& engine, std::span<const std::int32_t> ids, const Window& window)
+    : engine_(engine), vocab_size_(engine.model().config().vocab_size) {
+  const models::LanguageModel& model = engine.model();
   const models::KvCacheLayout& kv = model.kv_cache_layout();
   const std::int64_t length = window.end - window.begin;
   if (length > kv.num_tokens()) {
@@ -42,27 +40,23 @@ WindowPass::WindowPass(models::LanguageModel& model, std::span<const std::int32_
     fail("a window of {} tokens exceeds the model's max_position_embeddings {} (lower --context)", length,
          model.config().max_position_embeddings);
   }
-  if (max_chunk_tokens < 1) fail("window pass: chunk size must be positive, got {}", max_chunk_tokens);
-  block_table_.resize(static_cast<std::size_t>((length + kv.block_size - 1) / kv.block_size));
-  std::iota(block_table_.begin(), block_table_.end(), 0);
+  // The window's last token is never run; the row at window position p predicts the token at p + 1.
+  const auto window_ids = ids.subspan(static_cast<std::size_t>(window.begin), static_cast<std::size_t>(length - 1));
+  genai::RequestOptions options;
+  options.prompt_logits_from = window.first_target - 1 - window.begin;
+  options.on_prompt_logits = [this, begin = window.begin](std::int64_t first_position, std::span<const float> rows) {
+    rows_first_target_ = begin + first_position + 1;
+    rows_ = rows;
+  };
+  request_ = engine_.add_request({window_ids.begin(), window_ids.end()}, GenerationConfig{}, std::move(options));
 }
 
+WindowPass::~WindowPass() { engine_.release(request_); }
+
 bool WindowPass::next() {
-  if (num_done_ >= num_to_run_) return false;
-  // Chunks never straddle the first scored position, so a chunk is all kNone or all kAll.
-  const std::int64_t limit = num_done_ < num_unscored_ ? num_unscored_ : num_to_run_;
-  const std::int64_t n = std::min(max_chunk_tokens_, limit - num_done_);
-  const bool scored = num_done_ >= num_unscored_;
-  const models::SequenceChunk chunk{
-      .tokens = window_ids_.subspan(static_cast<std::size_t>(num_done_), static_cast<std::size_t>(n)),
-      .num_cached = num_done_,
-      .block_table = block_table_,
-      .logits = scored ? models::LogitsMode::kAll : models::LogitsMode::kNone};
-  model_.step(std::span(&chunk, 1), out_);
-  if (!scored) out_.num_rows = 0;
-  // The row at window position p predicts the token at p + 1.
-  rows_first_target_ = window_begin_ + num_done_ + 1;
-  num_done_ += n;
+  if (engine_.request(request_).finish_reason != GenerationFinishReason::NONE) return false;
+  rows_ = {};
+  engine_.step();
   return true;
 }
 

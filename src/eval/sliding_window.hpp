@@ -8,7 +8,8 @@
 #include <span>
 #include <vector>
 
-#include "models/language_model.hpp"
+#include "genai/engine.hpp"
+#include "sched/scheduler.hpp"
 
 namespace kiln::eval {
 
@@ -27,37 +28,41 @@ struct Window {
 // kiln::Error unless num_tokens >= 2, context >= 2 and 1 <= stride <= context.
 std::vector<Window> plan_windows(std::int64_t num_tokens, std::int64_t context, std::int64_t stride);
 
-// Runs one window through the model in chunks of at most `max_chunk_tokens`, asking for logits
-// only where a target is scored: the unscored prefix fills the KV cache (LogitsMode::kNone) and
-// the window's last token is never run (no target follows it inside the window). Two passes
-// with the same window and chunk size yield the same row ranges, so two models can be walked
-// in lockstep (compare). The pass uses KV blocks 0, 1, ... of the model's cache.
+// The scheduler of an engine that window passes run on: prompts cut into chunks of at most
+// `max_chunk_tokens`, one sequence at a time. Throws kiln::Error unless max_chunk_tokens >= 1.
+sched::SchedulerConfig window_scheduler(std::int64_t max_chunk_tokens);
+
+// Runs one window through an engine as a scoring request (genai::RequestOptions::on_prompt_logits),
+// in the engine's chunks, asking for logits only where a target is scored: the unscored prefix
+// fills the KV cache and the window's last token is never run (no target follows it inside the
+// window). Two passes with the same window on engines with the same scheduler yield the same row
+// ranges, so two models can be walked in lockstep (compare). The engine should run nothing else.
 class WindowPass {
  public:
   // Throws kiln::Error when the window is longer than the model's KV cache or its
   // max_position_embeddings.
-  WindowPass(models::LanguageModel& model, std::span<const std::int32_t> ids, const Window& window,
-             std::int64_t max_chunk_tokens);
+  WindowPass(genai::Engine& engine, std::span<const std::int32_t> ids, const Window& window);
+  ~WindowPass();
+  WindowPass(const WindowPass&) = delete;
+  WindowPass& operator=(const WindowPass&) = delete;
 
-  // Runs the next chunk; false once the window is done. After a true return, rows() holds the
-  // logits predicting targets [first_target(), first_target() + num_rows()), possibly none.
+  // Runs the engine's next step; false once the window is done. After a true return, rows()
+  // holds the logits predicting targets [first_target(), first_target() + num_rows()), possibly
+  // none, valid until the engine's next step.
   bool next();
 
   std::int64_t first_target() const { return rows_first_target_; }
-  std::int64_t num_rows() const { return out_.num_rows; }
-  std::span<const float> row(std::int64_t r) const { return out_.row(r); }  // [vocab]
+  std::int64_t num_rows() const { return static_cast<std::int64_t>(rows_.size()) / vocab_size_; }
+  std::span<const float> row(std::int64_t r) const {  // [vocab]
+    return rows_.subspan(static_cast<std::size_t>(r * vocab_size_), static_cast<std::size_t>(vocab_size_));
+  }
 
  private:
-  models::LanguageModel& model_;
-  std::span<const std::int32_t> window_ids_;  // [end - begin]
-  std::int64_t num_unscored_;                 // positions before the first logits row
-  std::int64_t num_to_run_;                   // end - begin - 1
-  std::int64_t max_chunk_tokens_;
-  std::int64_t num_done_ = 0;
-  std::int64_t window_begin_;
+  genai::Engine& engine_;
+  genai::RequestId request_ = 0;
+  std::int64_t vocab_size_;
   std::int64_t rows_first_target_ = 0;
-  std::vector<std::int32_t> block_table_;
-  models::StepOutput out_;
+  std::span<const float> rows_;  // [num_rows, vocab] of the last step
 };
 
 }  // namespace kiln::eval

@@ -67,6 +67,16 @@ void Engine::validate_request(const std::vector<std::int32_t>& prompt, const Gen
   }
   if (options.on_text && tokenizer_ == nullptr)
     fail(ErrorKind::kInternal, "text streaming needs the engine to have a tokenizer");
+  if (options.on_prompt_logits) {
+    const auto n = static_cast<std::int64_t>(prompt.size());
+    if (options.prompt_logits_from < 0 || options.prompt_logits_from >= n) {
+      fail(ErrorKind::kInternal, "prompt logits from position {} of a {}-token prompt", options.prompt_logits_from, n);
+    }
+    if (config.is_beam_search() || config.num_return_sequences > 1 || options.on_token || options.on_text ||
+        options.prefix || config.is_prompt_lookup() || config.num_assistant_tokens > 0) {
+      fail(ErrorKind::kInternal, "a scoring request is one plain sequence without streaming, cache reuse or drafts");
+    }
+  }
   const bool several = config.num_beams > 1 || config.num_return_sequences > 1;
   if (several && (options.on_token || options.on_text)) {
     fail(
@@ -88,9 +98,11 @@ RequestId Engine::add_request(std::vector<std::int32_t> prompt, const Generation
   validate_request(prompt, config, options);
   auto r = std::make_unique<RequestState>(config);
   r->num_prompt = static_cast<std::int64_t>(prompt.size());
-  r->max_new_tokens = config.new_token_limit(r->num_prompt, max_context_tokens_);
+  r->max_new_tokens = r->scores_prompt() ? 0 : config.new_token_limit(r->num_prompt, max_context_tokens_);
   r->on_token = std::move(options.on_token);
   r->on_text = std::move(options.on_text);
+  r->on_prompt_logits = std::move(options.on_prompt_logits);
+  r->prompt_logits_from = options.prompt_logits_from;
   r->keep_kv = options.keep_kv;
   r->timings.queued_ms = clock_.elapsed_ms();
   r->speculative = config.is_prompt_lookup() ||
@@ -112,7 +124,7 @@ RequestId Engine::add_request(std::vector<std::int32_t> prompt, const Generation
     r->beam_search = std::make_unique<BeamSearch>(config, r->num_prompt, r->max_new_tokens, std::move(stop_check));
   }
   start_sequence(*r, std::move(prompt), std::move(options.prefix));
-  if (r->max_new_tokens == 0) {
+  if (r->max_new_tokens == 0 && !r->scores_prompt()) {
     finish_sequence(*r, *r->sequences.front(), GenerationFinishReason::LENGTH);
     finish_request(*r);
   }
@@ -304,6 +316,7 @@ void Engine::execute(const sched::ScheduleOutput& plan) {
   batch_.clear();
   batch_tokens_.clear();
   for (const sched::ScheduledChunk& c : plan.chunks) {
+    const RequestState& r = *scheduled_[c.sequence].request;
     Sequence& s = *scheduled_[c.sequence].sequence;
     std::int64_t take = c.num_tokens;
     const std::int64_t committed = s.num_committed();
@@ -314,7 +327,15 @@ void Engine::execute(const sched::ScheduleOutput& plan) {
     } else {
       drop_candidates(s, 0);
       take = std::min(take, committed - s.num_computed);
-      if (s.num_computed + take == committed) mode = models::LogitsMode::kLast;
+      if (r.scores_prompt()) {
+        if (s.num_computed < r.prompt_logits_from) {
+          take = std::min(take, r.prompt_logits_from - s.num_computed);
+        } else {
+          mode = models::LogitsMode::kAll;
+        }
+      } else if (s.num_computed + take == committed) {
+        mode = models::LogitsMode::kLast;
+      }
     }
     batch_.push_back(
         {std::span(s.tokens).subspan(static_cast<std::size_t>(s.num_computed), static_cast<std::size_t>(take)),
@@ -327,11 +348,21 @@ void Engine::execute(const sched::ScheduleOutput& plan) {
 
   std::int64_t row = 0;
   for (std::size_t b = 0; b < plan.chunks.size(); ++b) {
+    const RequestState& r = *scheduled_[plan.chunks[b].sequence].request;
     Sequence& s = *scheduled_[plan.chunks[b].sequence].sequence;
+    const std::int64_t first_position = s.num_computed;
     s.num_computed += batch_tokens_[b];
     s.step_tokens = batch_tokens_[b];
     const std::int64_t rows = models::logits_rows(batch_[b]);
     if (rows == 0) continue;
+    if (r.scores_prompt()) {
+      // Handed over in place: a window's rows are too many to copy into the sequence.
+      r.on_prompt_logits(first_position, std::span(output_.logits)
+                                             .subspan(static_cast<std::size_t>(row * output_.vocab_size),
+                                                      static_cast<std::size_t>(rows * output_.vocab_size)));
+      row += rows;
+      continue;
+    }
     s.logits.assign(output_.logits.begin() + static_cast<std::ptrdiff_t>(row * output_.vocab_size),
                     output_.logits.begin() + static_cast<std::ptrdiff_t>((row + rows) * output_.vocab_size));
     s.logit_rows = rows;

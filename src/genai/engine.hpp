@@ -45,6 +45,12 @@ struct RequestOptions {
   // not computed again.
   std::optional<CachedPrefix> prefix;
   bool keep_kv = false;  // keep the finished request's KV blocks for take_kv()
+  // Scoring instead of generating (perplexity, compare): the prompt runs in chunks as any prompt
+  // does, each chunk from `prompt_logits_from` on asks for all its logits (a chunk is cut there,
+  // so none straddles it), on_prompt_logits receives them after each step, and the request ends
+  // (LENGTH, no token generated) once the whole prompt is computed.
+  PromptLogitsCallback on_prompt_logits;
+  std::int64_t prompt_logits_from = 0;
 };
 
 class Engine {
@@ -78,6 +84,7 @@ class Engine {
 
   // Tokens one sequence may hold: the model's context, bounded by the KV cache.
   std::int64_t max_context_tokens() const { return max_context_tokens_; }
+  const models::LanguageModel& model() const { return model_; }
   const Stopwatch& clock() const { return clock_; }
   bool has_draft_model() const { return drafter_ != nullptr; }
   std::int64_t num_free_kv_blocks() const { return pool_.num_free(); }

@@ -26,6 +26,14 @@ std::unique_ptr<TextStream> Engine::make_text_stream(const GenerationConfig& con
 }
 
 void Engine::update_request(RequestState& r) {
+  if (r.scores_prompt()) {
+    Sequence& s = *r.sequences.front();
+    if (s.num_computed == s.num_committed()) {
+      finish_sequence(r, s, GenerationFinishReason::LENGTH);
+      finish_request(r);
+    }
+    return;
+  }
   if (r.beam_search) {
     const bool all_ready = std::all_of(r.sequences.begin(), r.sequences.end(),
                                        [](const auto& s) { return !s->running() || s->logit_rows > 0; });

@@ -28,6 +28,9 @@ using RequestId = std::int64_t;
 using TokenCallback = std::function<StreamingStatus(std::int32_t token)>;
 // Called with every piece of text that is final (whole characters, no part of a stop string).
 using TextCallback = std::function<StreamingStatus(std::string_view text)>;
+// A scoring request's logits, step by step: rows [n, vocab] where row i is the next-token
+// distribution after prompt position first_position + i. The rows are valid during the call.
+using PromptLogitsCallback = std::function<void(std::int64_t first_position, std::span<const float> rows)>;
 
 class DraftState;             // genai/draft_proposer.hpp
 class BeamSearch;             // genai/beam_search.hpp
@@ -92,6 +95,10 @@ struct RequestState {
   std::vector<std::unique_ptr<Sequence>> sequences;  // beam search: the running beams, then the results
   TokenCallback on_token;
   TextCallback on_text;
+  // Scoring (RequestOptions::on_prompt_logits): the prompt is computed, its logits from this
+  // position on are reported, and the request ends without generating.
+  PromptLogitsCallback on_prompt_logits;
+  std::int64_t prompt_logits_from = 0;
   bool keep_kv = false;  // a finished request keeps its blocks for take_kv() (chat)
   GenerationFinishReason finish_reason = GenerationFinishReason::NONE;
   RequestTimings timings;
@@ -109,6 +116,7 @@ struct RequestState {
   }
   std::int64_t num_generated_total() const;  // over every sequence
   bool streams() const { return sequences.size() == 1 && !beam_search; }
+  bool scores_prompt() const { return static_cast<bool>(on_prompt_logits); }
 };
 
 // The KV cache a finished request leaves behind for a later one that starts with the same tokens

@@ -84,7 +84,8 @@ TEST(WindowPass, RowsEqualTransformersLogitsForAnyChunkSize) {
       for (const std::int64_t chunk : {1, 3, 512}) {
         // A later window (begin 2) scores from its own fresh sequence: compare against a
         // window from 0 only, where positions coincide with the golden forward pass.
-        WindowPass pass(*m.model, ids, Window{0, n, 1}, chunk);
+        genai::Engine engine(*m.model, window_scheduler(chunk));
+        WindowPass pass(engine, ids, Window{0, n, 1});
         std::int64_t next_target = 1;
         while (pass.next()) {
           ASSERT_TRUE(pass.num_rows() == 0 || pass.first_target() == next_target);
@@ -107,7 +108,8 @@ TEST(WindowPass, LaterWindowsSkipLogitsForTheUnscoredPrefix) {
   genai::LoadedModel m = testing::load_for_eval(dir, 64);
   std::vector<std::int32_t> ids(40);
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int32_t>(i * 13 % 500);
-  WindowPass pass(*m.model, ids, Window{8, 40, 30}, 8);
+  genai::Engine engine(*m.model, window_scheduler(8));
+  WindowPass pass(engine, ids, Window{8, 40, 30});
   std::int64_t rows = 0, first = -1;
   while (pass.next()) {
     if (pass.num_rows() > 0 && first < 0) first = pass.first_target();
@@ -121,10 +123,13 @@ TEST(WindowPass, RejectsWindowsBeyondTheCacheOrPositions) {
   const auto dir = testing::checkpoint_dir("llama2_tiny");  // 128 positions
   genai::LoadedModel m = testing::load_for_eval(dir, 32);
   std::vector<std::int32_t> ids(300, 5);
-  EXPECT_KILN_ERROR(WindowPass(*m.model, ids, Window{0, 64, 1}, 16), "64 tokens", "KV cache of 32 tokens");
+  genai::Engine engine(*m.model, window_scheduler(16));
+  EXPECT_KILN_ERROR(WindowPass(engine, ids, Window{0, 64, 1}), "64 tokens", "KV cache of 32 tokens");
   // Four sequences' worth of cache hold 512 tokens, but the model has only 128 positions.
   genai::LoadedModel big = testing::load_for_eval(dir, 128, 4);
-  EXPECT_KILN_ERROR(WindowPass(*big.model, ids, Window{0, 200, 1}, 16), "200 tokens", "max_position_embeddings 128");
+  genai::Engine big_engine(*big.model, window_scheduler(16));
+  EXPECT_KILN_ERROR(WindowPass(big_engine, ids, Window{0, 200, 1}), "200 tokens", "max_position_embeddings 128");
+  EXPECT_KILN_ERROR(window_scheduler(0), "chunk size must be positive");
 }
 
 }  // namespace

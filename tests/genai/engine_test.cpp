@@ -118,5 +118,63 @@ TEST(Engine, RejectsPromptsThatDoNotFit) {
   EXPECT_EQ(engine.request(id).finish_reason, GenerationFinishReason::LENGTH);
 }
 
+// A scoring request (RequestOptions::on_prompt_logits) beside a generating one. Oracle: one full
+// forward of the prompt straight through the model (LogitsMode::kAll), which the rows must equal
+// wherever the chunks fall; no chunk may straddle the first scored position, and the request ends
+// with LENGTH having generated nothing while the other request's tokens stay transformers'.
+TEST(Engine, ScoringRequestReportsPromptLogitsInChunks) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto model = model_with(g, 64);
+  const std::vector<std::int32_t>& prompt = g.prompts[1].ids;
+  const auto n = static_cast<std::int64_t>(prompt.size());
+  const std::int64_t vocab = model->config().vocab_size;
+  models::StepOutput full;
+  {
+    std::vector<std::int32_t> table(16);
+    for (std::size_t i = 0; i < table.size(); ++i) table[i] = static_cast<std::int32_t>(48 + i);
+    const models::SequenceChunk all{prompt, 0, table, models::LogitsMode::kAll};
+    model->step(std::span(&all, 1), full);
+  }
+  Engine engine(*model, {.max_num_batched_tokens = 5, .max_num_seqs = 2});
+  const std::int64_t from = 3;
+  std::vector<std::pair<std::int64_t, std::int64_t>> chunks;  // (first position, rows)
+  RequestOptions options;
+  options.prompt_logits_from = from;
+  options.on_prompt_logits = [&](std::int64_t first, std::span<const float> rows) {
+    const auto num_rows = static_cast<std::int64_t>(rows.size()) / vocab;
+    chunks.emplace_back(first, num_rows);
+    for (std::int64_t r = 0; r < num_rows; ++r) {
+      for (std::int64_t v = 0; v < vocab; ++v) {
+        ASSERT_NEAR(rows[static_cast<std::size_t>(r * vocab + v)], full.row(first + r)[static_cast<std::size_t>(v)],
+                    1e-5f);
+      }
+    }
+  };
+  const RequestId scored = engine.add_request(prompt, greedy(4), std::move(options));
+  const RequestId generating = engine.add_request(g.prompts[0].ids, greedy(32));
+  engine.run_until_idle();
+  std::int64_t next = from;
+  for (auto [first, rows] : chunks) {
+    EXPECT_EQ(first, next);
+    next += rows;
+  }
+  EXPECT_EQ(next, n);  // every position from `from` on, the last prompt token included, once
+  EXPECT_EQ(engine.request(scored).finish_reason, GenerationFinishReason::LENGTH);
+  EXPECT_EQ(engine.request(scored).num_generated(), 0);
+  const auto tokens = engine.request(generating).generated();
+  EXPECT_EQ(std::vector<std::int32_t>(tokens.begin(), tokens.end()), g.prompts[0].greedy_ids);
+
+  const auto scoring_from = [](std::int64_t position) {
+    RequestOptions o;
+    o.prompt_logits_from = position;
+    o.on_prompt_logits = [](std::int64_t, std::span<const float>) {};
+    return o;
+  };
+  EXPECT_KILN_ERROR(engine.add_request(prompt, greedy(4), scoring_from(n)), "prompt logits from position");
+  GenerationConfig beams = greedy(4);
+  beams.num_beams = 2;
+  EXPECT_KILN_ERROR(engine.add_request(prompt, beams, scoring_from(0)), "a scoring request is one plain sequence");
+}
+
 }  // namespace
 }  // namespace kiln::genai
