@@ -2,10 +2,12 @@
 
 #include <cmath>
 
+#include "runtime/host_math.hpp"
+
 namespace kiln::eval {
 
 void log_softmax(std::span<const float> logits, std::vector<double>& out) {
-  const double lse = log_sum_exp(logits);
+  const double lse = runtime::log_sum_exp(logits);
   out.resize(logits.size());
   for (std::size_t i = 0; i < logits.size(); ++i) out[i] = static_cast<double>(logits[i]) - lse;
 }

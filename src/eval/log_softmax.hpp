@@ -5,12 +5,7 @@
 #include <span>
 #include <vector>
 
-#include "kernels/elementwise.hpp"
-
 namespace kiln::eval {
-
-// log Σ exp(x), shifted by max(x) so no term overflows (the vectorised kernel).
-using kernels::log_sum_exp;
 
 // out [vocab] = x - log_sum_exp(x).
 void log_softmax(std::span<const float> logits, std::vector<double>& out);

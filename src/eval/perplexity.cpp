@@ -5,6 +5,7 @@
 
 #include "eval/log_softmax.hpp"
 #include "eval/sliding_window.hpp"
+#include "runtime/host_math.hpp"
 #include "util/clock.hpp"
 
 namespace kiln::eval {
@@ -14,7 +15,7 @@ std::vector<std::int32_t> encode_eval_text(const Tokenizer& tokenizer, std::stri
 }
 
 double token_nll(std::span<const float> logits, std::int32_t target) {
-  return log_sum_exp(logits) - static_cast<double>(logits[static_cast<std::size_t>(target)]);
+  return runtime::log_sum_exp(logits) - static_cast<double>(logits[static_cast<std::size_t>(target)]);
 }
 
 PerplexityResult evaluate_perplexity(models::LanguageModel& model, std::span<const std::int32_t> ids,

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "genai/logprobs.hpp"
+#include "runtime/host_math.hpp"
 
 namespace kiln::genai {
 namespace {
@@ -70,7 +71,7 @@ std::vector<BeamSearch::Continuation> BeamSearch::step(std::span<Beam> beams) {
   std::vector<Scored> scored, row;
   for (std::size_t b = 0; b < beams.size(); ++b) {
     std::span<float> logits = beams[b].logits;
-    const double norm = log_sum_exp(logits);
+    const double norm = runtime::log_sum_exp(logits);
     for (float& l : logits) l = static_cast<float>(l - norm);  // log-softmax, then the processors (HF's order)
     apply_logits_processors(logits, {beams[b].tokens, num_prompt_}, config_);
     row.clear();

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "genai/logprobs.hpp"
+#include "runtime/host_math.hpp"
 
 namespace kiln::genai {
 namespace {
@@ -125,7 +125,7 @@ bool DraftProposer::take_candidate(Slot& slot, std::span<float> row) {
   double confidence = 1.0;
   if (sampler.is_greedy()) {
     token = sampler.sample(row, history);  // processors applied in place, then argmax
-    if (r.config.assistant_confidence_threshold > 0) confidence = std::exp(row[token] - log_sum_exp(row));
+    if (r.config.assistant_confidence_threshold > 0) confidence = std::exp(row[token] - runtime::log_sum_exp(row));
   } else {
     sampler.distribution(row, history, q_);
     token = sampler.draw(q_);

@@ -4,10 +4,12 @@
 #include <numeric>
 #include <vector>
 
+#include "runtime/host_math.hpp"
+
 namespace kiln::genai {
 
 TokenLogprob token_logprob(std::span<const float> logits, std::int32_t token, std::int64_t top_n) {
-  const double norm = log_sum_exp(logits);
+  const double norm = runtime::log_sum_exp(logits);
   TokenLogprob out{token, static_cast<float>(logits[static_cast<std::size_t>(token)] - norm), {}};
   if (top_n <= 0) return out;
   std::vector<std::int32_t> ids(logits.size());

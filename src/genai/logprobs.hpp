@@ -6,13 +6,9 @@
 #include <cstdint>
 #include <span>
 
-#include "kernels/elementwise.hpp"
 #include "kiln/decoded_results.hpp"
 
 namespace kiln::genai {
-
-// log Σ exp(logits), vectorised: it runs on every generated token over the whole vocabulary.
-using kernels::log_sum_exp;
 
 // The token's log-probability and, when top_n > 0, the top_n most likely tokens (best first,
 // ties to the lower id).

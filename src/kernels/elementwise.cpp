@@ -50,9 +50,4 @@ ElementwiseKernels find_elementwise_kernels(Isa isa) {
   return {rms_norm_scalar, add_rms_norm_scalar, add_scalar, silu_mul_scalar, rope_scalar, log_sum_exp_scalar};
 }
 
-double log_sum_exp(std::span<const float> x) {
-  static const ElementwiseKernels kernels = find_elementwise_kernels(detected_isa());
-  return kernels.log_sum_exp(x.data(), x.size());
-}
-
 }  // namespace kiln::kernels

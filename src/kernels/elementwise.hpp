@@ -34,8 +34,4 @@ struct ElementwiseKernels {
 // The kernels for `isa`: the reference twins for Isa::kScalar, the avx512 ones also for amx.
 ElementwiseKernels find_elementwise_kernels(Isa isa);
 
-// log_sum_exp with the best kernel this CPU has, for work outside a compiled model (sampling,
-// log-probabilities, evaluation). x must not be empty.
-double log_sum_exp(std::span<const float> x);
-
 }  // namespace kiln::kernels
