@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
+#include "kiln/api.hpp"
 
 namespace kiln {
 
@@ -22,7 +22,7 @@ enum class StopCriteria : std::uint8_t {
   NEVER,      // "never": only when no running beam can beat it, whatever the length
 };
 
-struct GenerationConfig {
+struct KILN_API GenerationConfig {
   // Length. max_new_tokens wins over max_length when both are set; with neither, generation
   // runs to the end of the model's context.
   std::optional<std::int64_t> max_new_tokens;
@@ -94,19 +94,12 @@ struct GenerationConfig {
     return assistant_confidence_threshold > 0 ? kMaxAssistantTokens : num_assistant_tokens;
   }
 
-  // The model's defaults: generation_config.json's fields where present (do_sample,
-  // temperature, top_k, top_p, min_p, repetition_penalty, max_new_tokens, max_length,
-  // eos_token_id, num_beams, length_penalty, early_stopping, num_return_sequences, ...), eos
-  // from config.json otherwise.
-  static GenerationConfig from_model_defaults(const nlohmann::json& generation_config_json,
-                                              const std::set<std::int32_t>& model_eos_ids);
-
  private:
   void validate_sequences() const;
   void validate_speculative() const;
 };
 
 // "true"/"early", "false"/"heuristic", "never" (CLI and JSON spellings); throws otherwise.
-StopCriteria parse_stop_criteria(const std::string& text);
+KILN_API StopCriteria parse_stop_criteria(const std::string& text);
 
 }  // namespace kiln

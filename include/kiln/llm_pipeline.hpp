@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "kiln/api.hpp"
+#include "kiln/chat_history.hpp"
 #include "kiln/decoded_results.hpp"
 #include "kiln/generation_config.hpp"
 #include "kiln/scheduler_config.hpp"
@@ -50,31 +52,7 @@ struct PipelineProperties {
   std::map<std::string, std::string> device_properties;
 };
 
-struct ChatMessage {
-  std::string role;  // "system", "user", "assistant", ...
-  std::string content;
-};
-
-// Messages in order; explicit so that generate({"a", "b"}) means two prompts.
-class ChatHistory {
- public:
-  ChatHistory() = default;
-  explicit ChatHistory(std::vector<ChatMessage> messages) : messages_(std::move(messages)) {}
-  void push_back(ChatMessage message) { messages_.push_back(std::move(message)); }
-  void pop_back() { messages_.pop_back(); }
-  void clear() { messages_.clear(); }
-  std::size_t size() const { return messages_.size(); }
-  bool empty() const { return messages_.empty(); }
-  const ChatMessage& operator[](std::size_t i) const { return messages_[i]; }
-  const ChatMessage& back() const { return messages_.back(); }
-  auto begin() const { return messages_.begin(); }
-  auto end() const { return messages_.end(); }
-
- private:
-  std::vector<ChatMessage> messages_;
-};
-
-class LLMPipeline {
+class KILN_API LLMPipeline {
  public:
   // Loads `model_dir` (an HF checkpoint or a kiln model directory) for `device`: "CPU" (compiled)
   // or "REFERENCE" (the scalar oracle).

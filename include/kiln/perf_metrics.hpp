@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "kiln/api.hpp"
+
 namespace kiln {
 
 struct MeanStd {
@@ -35,7 +37,7 @@ struct RawPerfMetrics {
   std::int64_t num_accepted_tokens = 0;
 };
 
-class PerfMetrics {
+class KILN_API PerfMetrics {
  public:
   double load_time_ms = 0;  // model (and draft) loading, once per pipeline
   RawPerfMetrics raw;
@@ -58,6 +60,6 @@ class PerfMetrics {
   PerfMetrics& operator+=(const PerfMetrics& other);
 };
 
-MeanStd mean_std(const std::vector<double>& samples);
+KILN_API MeanStd mean_std(const std::vector<double>& samples);
 
 }  // namespace kiln

@@ -9,6 +9,8 @@
 #include <string>
 #include <variant>
 
+#include "kiln/api.hpp"
+
 namespace kiln {
 
 enum class StreamingStatus {
@@ -19,7 +21,7 @@ enum class StreamingStatus {
 
 // Token-level streaming: write() gets every generated token id (stop tokens excluded), end()
 // is called once when generation is over.
-class StreamerBase {
+class KILN_API StreamerBase {
  public:
   virtual ~StreamerBase() = default;
   virtual StreamingStatus write(std::int32_t token) = 0;

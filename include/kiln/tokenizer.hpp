@@ -7,8 +7,6 @@
 // ids equal those HF computes for the string Python would see.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -18,10 +16,14 @@
 #include <string_view>
 #include <vector>
 
+#include "kiln/api.hpp"
+#include "kiln/chat_history.hpp"
+
 namespace kiln {
 
 namespace tok {
 struct TokenizerImpl;
+struct TokenizerAccess;
 class DecodePipeline;
 }  // namespace tok
 
@@ -32,7 +34,7 @@ struct DecodeOptions {
   std::optional<bool> clean_up_tokenization_spaces;
 };
 
-class Tokenizer {
+class KILN_API Tokenizer {
  public:
   // `dir` holds tokenizer.json and optionally tokenizer_config.json (and chat_template.jinja):
   // an HF checkpoint, an exported kiln model, or a bare tokenizer folder. Errors name the file
@@ -70,13 +72,18 @@ class Tokenizer {
   bool is_special(std::int32_t id) const;
 
   const std::string& chat_template() const;  // "" when none
-  const nlohmann::json& config() const;      // tokenizer_config.json ({} when absent)
+  // The prompt `history` renders to with the tokenizer's chat template (or `chat_template` when
+  // given), as transformers' apply_chat_template(messages, tokenize=False) returns it. Throws
+  // kiln::Error when there is no template or it does not render (with the line and column).
+  std::string apply_chat_template(const ChatHistory& history, bool add_generation_prompt,
+                                  const std::string& chat_template = {}) const;
   // sha256 over the model (vocabulary, merges, options), the added tokens and the normalizer,
   // pre-tokenizer, post-processor and decoder: equal fingerprints mean equal ids and text.
   std::string fingerprint() const;
 
  private:
   friend class IncrementalDetokenizer;
+  friend struct tok::TokenizerAccess;
   explicit Tokenizer(std::shared_ptr<const tok::TokenizerImpl> impl);
   std::shared_ptr<const tok::TokenizerImpl> impl_;
 };
@@ -84,7 +91,7 @@ class Tokenizer {
 // Streaming decode: push ids one at a time; each call returns only text no later id can change,
 // in whole UTF-8 characters. The concatenation of all push() results and flush() equals
 // tokenizer.decode(all ids, options).
-class IncrementalDetokenizer {
+class KILN_API IncrementalDetokenizer {
  public:
   explicit IncrementalDetokenizer(const Tokenizer& tokenizer, DecodeOptions options = {});
   ~IncrementalDetokenizer();

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "kiln/chat_template.hpp"
 #include "kiln/tokenizer.hpp"
+#include "tokenizer/chat_template.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 

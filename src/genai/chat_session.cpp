@@ -4,10 +4,7 @@ namespace kiln::genai {
 
 std::vector<std::int32_t> encode_chat(const Tokenizer& tokenizer, const ChatTemplate& chat_template,
                                       const ChatHistory& history) {
-  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
-  for (const ChatMessage& m : history) messages.push_back({{"role", m.role}, {"content", m.content}});
-  const std::string text = chat_template.apply(messages, {.add_generation_prompt = true});
-  return tokenizer.encode(text, /*add_special_tokens=*/false);
+  return tokenizer.encode(chat_template.apply(history, /*add_generation_prompt=*/true), /*add_special_tokens=*/false);
 }
 
 ChatSession::ChatSession(const Tokenizer& tokenizer, const std::string& system_message)

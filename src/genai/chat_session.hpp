@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "genai/request_state.hpp"
-#include "kiln/chat_template.hpp"
 #include "kiln/llm_pipeline.hpp"
 #include "kiln/tokenizer.hpp"
+#include "tokenizer/chat_template.hpp"
 
 namespace kiln::genai {
 

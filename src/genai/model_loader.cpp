@@ -4,6 +4,7 @@
 #include <future>
 #include <set>
 
+#include "genai/generation_defaults.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -45,7 +46,7 @@ LoadedModel load_model(const std::filesystem::path& dir, const LoadOptions& opti
   const ir::ModelConfig& config = compiled.config;
   std::set<std::int32_t> eos(config.eos_token_ids.begin(), config.eos_token_ids.end());
   if (eos.empty() && tokenizer.eos_token_id()) eos.insert(*tokenizer.eos_token_id());
-  GenerationConfig defaults = GenerationConfig::from_model_defaults(compiled.generation_config, eos);
+  GenerationConfig defaults = generation_config_from_model(compiled.generation_config, eos);
   return {std::move(compiled.weights), std::move(compiled.model), std::move(tokenizer), std::move(defaults),
           std::move(compiled.info)};
 }

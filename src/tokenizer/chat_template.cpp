@@ -1,10 +1,11 @@
 // ChatTemplate: transformers' apply_chat_template(tokenize=False) over kiln's Jinja engine. The
 // variables are transformers' render_jinja_template(...) arguments: messages, tools, documents,
 // add_generation_prompt, then the tokenizer's special_tokens_map and the caller's extra kwargs.
-#include "kiln/chat_template.hpp"
+#include "tokenizer/chat_template.hpp"
 
 #include "kiln/tokenizer.hpp"
 #include "tokenizer/jinja/template.hpp"
+#include "tokenizer/tokenizer_access.hpp"
 #include "util/error.hpp"
 
 namespace kiln {
@@ -89,7 +90,22 @@ ChatTemplate::ChatTemplate(const Tokenizer& tokenizer)
             }
             return tokenizer.chat_template();
           }(),
-          special_tokens_map(tokenizer.config()), "chat_template") {}
+          special_tokens_map(tok::TokenizerAccess::config(tokenizer)), "chat_template") {}
+
+std::string ChatTemplate::apply(const ChatHistory& history, bool add_generation_prompt) const {
+  OrderedJson messages = OrderedJson::array();
+  for (const ChatMessage& m : history) messages.push_back({{"role", m.role}, {"content", m.content}});
+  ChatTemplateOptions options;
+  options.add_generation_prompt = add_generation_prompt;
+  return apply(messages, options);
+}
+
+std::string Tokenizer::apply_chat_template(const ChatHistory& history, bool add_generation_prompt,
+                                           const std::string& chat_template) const {
+  if (chat_template.empty()) return ChatTemplate(*this).apply(history, add_generation_prompt);
+  return ChatTemplate(chat_template, special_tokens_map(tok::TokenizerAccess::config(*this)), "chat_template")
+      .apply(history, add_generation_prompt);
+}
 
 std::string ChatTemplate::apply(const OrderedJson& messages, const ChatTemplateOptions& options) const {
   check_messages(messages);

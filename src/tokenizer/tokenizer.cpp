@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tokenizer/decode_pipeline.hpp"
+#include "tokenizer/tokenizer_access.hpp"
 #include "tokenizer/tokenizer_impl.hpp"
 #include "tokenizer/unicode.hpp"
 
@@ -149,7 +150,7 @@ bool Tokenizer::is_special(std::int32_t id) const {
 }
 
 const std::string& Tokenizer::chat_template() const { return impl_->config.chat_template; }
-const nlohmann::json& Tokenizer::config() const { return impl_->config.json; }
+const Json& tok::TokenizerAccess::config(const Tokenizer& tokenizer) { return tokenizer.impl_->config.json; }
 std::string Tokenizer::fingerprint() const { return impl_->fingerprint; }
 
 }  // namespace kiln

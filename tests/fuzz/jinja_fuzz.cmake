@@ -1,10 +1,7 @@
 # The chat-template engine's fuzz target (included from tests/fuzz/CMakeLists.txt, which sets
 # KILN_FUZZ_FLAGS and checks for clang).
-if(TARGET kiln_jinja)
-  target_compile_options(kiln_jinja PRIVATE ${KILN_FUZZ_FLAGS})
-  target_compile_options(kiln_util PRIVATE ${KILN_FUZZ_FLAGS})
-  add_executable(jinja_fuzz jinja_fuzz.cpp)
-  target_compile_options(jinja_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
-  target_link_options(jinja_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
-  target_link_libraries(jinja_fuzz PRIVATE kiln_jinja)
-endif()
+target_compile_options(kiln_jinja PRIVATE ${KILN_FUZZ_FLAGS})
+add_executable(jinja_fuzz jinja_fuzz.cpp)
+target_compile_options(jinja_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
+target_link_options(jinja_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
+target_link_libraries(jinja_fuzz PRIVATE kiln_jinja)

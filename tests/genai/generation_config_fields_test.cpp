@@ -3,6 +3,7 @@
 // naming the field; the model defaults read from generation_config.json carry them over.
 #include <gtest/gtest.h>
 
+#include "genai/generation_defaults.hpp"
 #include "kiln/generation_config.hpp"
 #include "support/test_support.hpp"
 #include "util/json.hpp"
@@ -100,17 +101,17 @@ TEST(GenerationConfigFields, RejectsContradictionsNamingTheField) {
 TEST(GenerationConfigFields, ModelDefaultsCarryBeamAndStopSettings) {
   const Json j = Json::parse(R"({"num_beams": 4, "length_penalty": 0.6, "early_stopping": "never",
                                  "num_return_sequences": 2, "stop_strings": ["###"]})");
-  const GenerationConfig c = GenerationConfig::from_model_defaults(j, {1});
+  const GenerationConfig c = genai::generation_config_from_model(j, {1});
   EXPECT_EQ(c.num_beams, 4);
   EXPECT_DOUBLE_EQ(c.length_penalty, 0.6);
   EXPECT_EQ(c.early_stopping, StopCriteria::NEVER);
   EXPECT_EQ(c.num_return_sequences, 2);
   EXPECT_EQ(c.stop_strings, std::set<std::string>{"###"});
-  EXPECT_EQ(GenerationConfig::from_model_defaults(Json::parse(R"({"early_stopping": true})"), {}).early_stopping,
+  EXPECT_EQ(genai::generation_config_from_model(Json::parse(R"({"early_stopping": true})"), {}).early_stopping,
             StopCriteria::EARLY);
-  EXPECT_KILN_ERROR(GenerationConfig::from_model_defaults(Json::parse(R"({"early_stopping": "soon"})"), {}),
+  EXPECT_KILN_ERROR(genai::generation_config_from_model(Json::parse(R"({"early_stopping": "soon"})"), {}),
                     "generation_config.json", "early_stopping");
-  EXPECT_KILN_ERROR(GenerationConfig::from_model_defaults(Json::parse(R"({"stop_strings": [1]})"), {}), "stop_strings");
+  EXPECT_KILN_ERROR(genai::generation_config_from_model(Json::parse(R"({"stop_strings": [1]})"), {}), "stop_strings");
   EXPECT_EQ(parse_stop_criteria("false"), StopCriteria::HEURISTIC);
   EXPECT_KILN_ERROR(parse_stop_criteria("maybe"), "early_stopping", "never");
 }

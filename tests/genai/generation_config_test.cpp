@@ -5,6 +5,7 @@
 
 #include <limits>
 
+#include "genai/generation_defaults.hpp"
 #include "support/test_support.hpp"
 #include "util/json.hpp"
 
@@ -67,15 +68,15 @@ TEST(GenerationConfig, NewTokenLimit) {
 TEST(GenerationConfig, ModelDefaults) {
   const Json j = Json::parse(R"({"do_sample": true, "temperature": 0.6, "top_p": 0.9, "eos_token_id": [7, 9],
                                  "max_new_tokens": 12})");
-  const GenerationConfig c = GenerationConfig::from_model_defaults(j, {1});
+  const GenerationConfig c = genai::generation_config_from_model(j, {1});
   EXPECT_TRUE(c.do_sample);
   EXPECT_DOUBLE_EQ(c.temperature, 0.6);
   EXPECT_DOUBLE_EQ(c.top_p, 0.9);
   EXPECT_EQ(c.eos_token_ids, (std::set<std::int32_t>{7, 9}));
   EXPECT_EQ(c.max_new_tokens, 12);
-  EXPECT_EQ(GenerationConfig::from_model_defaults(Json::object(), {1}).eos_token_ids, (std::set<std::int32_t>{1}));
-  EXPECT_KILN_ERROR(GenerationConfig::from_model_defaults(Json::parse(R"({"top_k": "x"})"), {}),
-                    "generation_config.json", "top_k");
+  EXPECT_EQ(genai::generation_config_from_model(Json::object(), {1}).eos_token_ids, (std::set<std::int32_t>{1}));
+  EXPECT_KILN_ERROR(genai::generation_config_from_model(Json::parse(R"({"top_k": "x"})"), {}), "generation_config.json",
+                    "top_k");
 }
 
 }  // namespace

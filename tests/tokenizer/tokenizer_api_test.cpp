@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "kiln/tokenizer.hpp"
+#include "tokenizer/tokenizer_access.hpp"
 #include "tokenizer/unicode.hpp"
 #include "tokenizer_fixtures.hpp"
 #include "util/file_io.hpp"
@@ -78,7 +79,7 @@ TEST(TokenizerApi, ConfigGivesNamedTokensTemplateAndBosOverride) {
   EXPECT_EQ(tokenizer.eos_token_id(), 258);
   EXPECT_FALSE(tokenizer.pad_token_id().has_value());
   EXPECT_EQ(tokenizer.chat_template(), "D");
-  EXPECT_EQ(tokenizer.config().at("eos_token"), "<|end|>");
+  EXPECT_EQ(tok::TokenizerAccess::config(tokenizer).at("eos_token"), "<|end|>");
   // transformers rebuilds the post-processor as "[bos] $A [eos]" when the config sets the flags.
   EXPECT_EQ(tokenizer.encode("c"), (std::vector<std::int32_t>{256, 'c', 258}));
   EXPECT_EQ(tokenizer.encode("c", false), (std::vector<std::int32_t>{'c'}));

@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/chat_template.hpp"
 #include "kiln/tokenizer.hpp"
 #include "support/test_support.hpp"
+#include "tokenizer/chat_template.hpp"
 #include "tokenizer_fixtures.hpp"
 #include "util/file_io.hpp"
 

@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 
+#include "kiln/chat_history.hpp"
+
 namespace kiln {
 
 class Tokenizer;
@@ -44,6 +46,8 @@ class ChatTemplate {
   // template raises (raise_exception, or a Python TypeError / UndefinedError) are kiln::Errors
   // whose message carries Python's text and the template line and column.
   std::string apply(const nlohmann::ordered_json& messages, const ChatTemplateOptions& options = {}) const;
+  // The same for a history of plain (role, content) messages.
+  std::string apply(const ChatHistory& history, bool add_generation_prompt) const;
 
  private:
   struct Impl;

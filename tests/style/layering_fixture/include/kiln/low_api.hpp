@@ -1,0 +1,3 @@
+#pragma once
+#include <nlohmann/json.hpp>
+#include <vector>

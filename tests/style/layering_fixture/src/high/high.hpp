@@ -1,0 +1,3 @@
+#pragma once
+#include "kiln/low_api.hpp"
+#include "low/low.hpp"
