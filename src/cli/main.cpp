@@ -1,6 +1,7 @@
 // Entry point of the kiln binary: builds the subcommand tree and turns library errors into a
 // message on stderr and an exit code (1 bad input, 3 internal error).
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -9,8 +10,16 @@
 
 namespace kiln::cli {
 
+// $KILN_MODEL, else the embedded model: installed beside the binary (<prefix>/bin/kiln and
+// <prefix>/share/kiln/models/kiln-tiny), else in the source tree the binary was built from.
 std::filesystem::path default_model_dir() {
   if (const char* env = std::getenv("KILN_MODEL"); env != nullptr && *env != '\0') return env;
+  std::error_code error;
+  const auto binary = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const auto installed = binary.parent_path().parent_path() / KILN_INSTALLED_MODEL_DIR;
+    if (std::filesystem::exists(installed / "config.json", error)) return installed;
+  }
   return KILN_DEFAULT_MODEL_DIR;
 }
 
