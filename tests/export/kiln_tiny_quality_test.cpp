@@ -1,4 +1,4 @@
-// Locks in issue 5's quality bars on the embedded model models/kiln-tiny with the issue's measure:
+// Locks in the export quality bars on the embedded model models/kiln-tiny with their measure:
 // held-out perplexity (eval::evaluate_perplexity) of the whole man-page file (46,011 tokens), the
 // default calibration (builtin, 128 samples of 128 tokens, on the CPU backend as `kiln export`
 // runs it). Oracle: the f16 checkpoint's perplexity on the same windows. Bars: int8 within 1% of
@@ -35,7 +35,7 @@ double heldout_perplexity(const std::filesystem::path& dir, const std::string& t
       .ppl;
 }
 
-TEST(KilnTinyQuality, MeetsIssueFivesPerplexityBars) {
+TEST(KilnTinyQuality, MeetsPerplexityBars) {
   const auto model = std::filesystem::path(KILN_SOURCE_DIR) / "models" / "kiln-tiny";
   const std::string text = read_file(testing::test_data_dir() / "heldout" / "manpages-heldout.txt");
   testing::TempDir tmp;

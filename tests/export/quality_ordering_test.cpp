@@ -3,7 +3,7 @@
 // checkpoint's own next-token distributions on held-out man-page text; each export is scored by
 // `kiln eval compare`'s measure (eval::compare_models: mean KL(original ‖ export) over one 96-token
 // window). Measured: RTN 0.577, AWQ 0.528, SE 0.506, int8 0.0042; every recipe is deterministic.
-// Issue 5's bars (int8, AWQ + SE, GPTQ, --ratio 0.8) are locked in on the trained embedded model
+// The export quality bars (int8, AWQ + SE, GPTQ, --ratio 0.8) are locked in on the trained embedded model
 // by kiln_tiny_quality_test.cpp; this test keeps what that one does not check: each algorithm on
 // its own, on weights whose activations have no consistent means (AWQ + SE there ends slightly
 // above SE alone, so only "each closes part of the gap" holds).
