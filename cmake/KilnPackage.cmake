@@ -5,12 +5,6 @@ include(CMakePackageConfigHelpers)
 
 # The layers the api lines of src/layers.txt name, whole, so that every KILN_API symbol is in
 # the library; what they depend on comes in as they need it. Everything else stays hidden.
-set(kiln_api_layers)
-foreach(line IN LISTS kiln_layer_lines)
-  if(line MATCHES "^api ([a-z_]+):")
-    list(APPEND kiln_api_layers ${CMAKE_MATCH_1})
-  endif()
-endforeach()
 
 # (CMake wants a source of the target's own; the objects are all the layers'.)
 file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/package/libkiln.cpp CONTENT "// libkiln is made of the api layers' objects.\n")
@@ -27,7 +21,7 @@ set_target_properties(kiln_shared PROPERTIES
 # is defined already). $<LINK_LIBRARY:WHOLE_ARCHIVE> would wrap each of CMake's repetitions of
 # an archive in the link line, which defines its members twice.
 set(kiln_api_archives)
-foreach(layer IN LISTS kiln_api_layers)
+foreach(layer IN LISTS KILN_API_LAYERS)
   list(APPEND kiln_api_archives $<TARGET_FILE:kiln_${layer}>)
   target_link_libraries(kiln_shared PRIVATE kiln_${layer})
 endforeach()

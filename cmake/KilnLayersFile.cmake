@@ -1,0 +1,57 @@
+# Reads src/layers.txt, the one statement of kiln's layer graph; the build (KilnLayers.cmake,
+# KilnPackage.cmake) and the `layering` test (tests/style/check_layering.cmake) both read it here.
+#
+#   kiln_read_layers(<file>) sets in the caller:
+#     KILN_LAYERS                    the layers, in the file's order
+#     KILN_LAYER_FOLDER_<layer>      its folder under src/
+#     KILN_LAYER_DEPS_<layer>        the layers it may include and link
+#     KILN_API_LAYERS                the layers that implement a public header
+#     KILN_API_OWNER_<header>        the layer of include/kiln/<header>
+#     KILN_LAYER_GRAPH_LINES         the non-comment lines (docs/ARCHITECTURE.md quotes them)
+#     KILN_LAYER_FILE_PROBLEMS       what is wrong with the file ("" when nothing)
+# A layer may list only layers above it, so the graph has no cycle.
+function(kiln_read_layers file)
+  file(STRINGS ${file} lines)
+  set(layers)
+  set(api_layers)
+  set(graph_lines)
+  set(problems)
+  foreach(line IN LISTS lines)
+    if(line MATCHES "^#" OR line STREQUAL "")
+      continue()
+    endif()
+    list(APPEND graph_lines "${line}")
+    if(line MATCHES "^api ([a-z_]+):(.*)$")
+      set(owner ${CMAKE_MATCH_1})
+      if(NOT owner IN_LIST layers)
+        list(APPEND problems "src/layers.txt: 'api ${owner}' names no layer")
+      endif()
+      list(APPEND api_layers ${owner})
+      string(REGEX MATCHALL "[a-z_0-9]+\\.hpp" headers "${CMAKE_MATCH_2}")
+      foreach(header IN LISTS headers)
+        set(KILN_API_OWNER_${header} ${owner} PARENT_SCOPE)
+      endforeach()
+    elseif(line MATCHES "^([a-z_]+)( \\(([a-z_/]+)\\))?:(.*)$")
+      set(layer ${CMAKE_MATCH_1})
+      set(folder ${CMAKE_MATCH_3})
+      if(NOT folder)
+        set(folder ${layer})
+      endif()
+      string(REGEX MATCHALL "[a-z_]+" deps "${CMAKE_MATCH_4}")
+      foreach(dep IN LISTS deps)
+        if(NOT dep IN_LIST layers)
+          list(APPEND problems "src/layers.txt: ${layer} lists '${dep}', which is not a layer above it")
+        endif()
+      endforeach()
+      list(APPEND layers ${layer})
+      set(KILN_LAYER_FOLDER_${layer} ${folder} PARENT_SCOPE)
+      set(KILN_LAYER_DEPS_${layer} ${deps} PARENT_SCOPE)
+    else()
+      list(APPEND problems "src/layers.txt: cannot read '${line}' (expected 'layer [(folder)]: dep dep ...' or 'api layer: header ...')")
+    endif()
+  endforeach()
+  set(KILN_LAYERS ${layers} PARENT_SCOPE)
+  set(KILN_API_LAYERS ${api_layers} PARENT_SCOPE)
+  set(KILN_LAYER_GRAPH_LINES "${graph_lines}" PARENT_SCOPE)
+  set(KILN_LAYER_FILE_PROBLEMS "${problems}" PARENT_SCOPE)
+endfunction()
