@@ -3,7 +3,7 @@
 // (n % 16) use the AVX-512 kernels. The packed avx512 layouts are already AMX "B" tiles: 16
 // consecutive int8 k-chunks (16 rows × 4 codes, 64 bytes each) are one 64-column B tile, 16 bf16
 // k-pairs one 32-column B tile; int4 is unpacked to u8 one k-step at a time.
-// NOTE: written against the Intel SDM. The development machine has no AMX: kernels_test checks
+// NOTE: written against the Intel SDM. kernels_test checks
 // these kernels on an emulation of the tile instructions (tests/kernels/amx_emulation.cpp) and
 // runs its amx cases on the real instructions only where the CPU has them.
 #include <immintrin.h>
@@ -40,6 +40,10 @@ void configure_tiles(std::uint16_t a_bytes) {
   cfg.rows[1] = 16;
   cfg.colsb[2] = 64;
   cfg.rows[2] = static_cast<std::uint8_t>(a_bytes / 4);
+  // NOTE: GCC 12's _tile_loadconfig tells the compiler it reads 8 bytes of the config, so at -O2
+  // the stores above were dropped as dead and every tile kept 0 rows (tilezero then raised #UD on
+  // real AMX hardware). This empty asm reads the whole struct, which keeps them.
+  __asm__ volatile("" : : "m"(cfg));
   _tile_loadconfig(&cfg);
 }
 
