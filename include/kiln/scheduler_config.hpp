@@ -9,6 +9,9 @@ namespace kiln {
 struct SchedulerConfig {
   std::int64_t max_num_batched_tokens = 2048;  // new tokens per step over all sequences
   std::int32_t max_num_seqs = 64;              // sequences per step
+  // KV cache size in blocks of PipelineProperties::kv_block_size tokens; 0: room for
+  // PipelineProperties::kv_cache_sequences sequences at full context.
+  std::int64_t num_kv_blocks = 0;
 };
 
 }  // namespace kiln

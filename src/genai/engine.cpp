@@ -172,14 +172,25 @@ const RequestState& Engine::request(RequestId id) const {
 
 void Engine::release(RequestId id) { requests_.erase(id); }
 
-void Engine::abort(RequestId id) {
+void Engine::end_request(RequestId id, GenerationFinishReason reason) {
   auto it = requests_.find(id);
   if (it == requests_.end() || it->second->finish_reason != GenerationFinishReason::NONE) return;
   RequestState& r = *it->second;
   for (auto& s : r.sequences) {
-    if (s->running()) finish_sequence(r, *s, GenerationFinishReason::CANCEL);
+    if (s->running()) finish_sequence(r, *s, reason);
   }
   finish_request(r);
+}
+
+Engine::Occupancy Engine::occupancy() const {
+  Occupancy o;
+  for (const auto& [id, r] : requests_) {
+    if (r->finish_reason != GenerationFinishReason::NONE) continue;
+    const bool holds_blocks = std::any_of(r->sequences.begin(), r->sequences.end(),
+                                          [](const auto& s) { return !s->blocks.blocks().empty(); });
+    ++(holds_blocks ? o.running : o.waiting);
+  }
+  return o;
 }
 
 CachedPrefix Engine::take_kv(RequestId id) {
@@ -402,6 +413,7 @@ void Engine::step() {
     if (!in_step[i]) drop_candidates(*scheduled_[i].sequence, 0);
   }
   execute(plan);
+  ++counters_.steps;
   for (RequestState* r : running_requests_) update_request(*r);
 }
 
@@ -413,6 +425,7 @@ sched::ScheduleOutput Engine::schedule() {
   }
   sched::ScheduleOutput plan = scheduler_.schedule(schedulable_);
   for (std::size_t i : plan.preempted) scheduled_[i].sequence->num_computed = 0;
+  counters_.preemptions += static_cast<std::int64_t>(plan.preempted.size());
   return plan;
 }
 

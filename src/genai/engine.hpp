@@ -72,12 +72,18 @@ class Engine {
   // Runs steps until every request has finished.
   void run_until_idle();
 
+  // Throws kiln::Error as add_request would for this request. Reads only what construction
+  // fixed, so any thread may call it while another steps the engine.
+  void validate_request(const std::vector<std::int32_t>& prompt, const GenerationConfig& config,
+                        const RequestOptions& options) const;
+
   bool has_unfinished_requests() const;
   const RequestState& request(RequestId id) const;
   // Forgets a finished request (frees its record and any KV it kept).
   void release(RequestId id);
-  // Ends a request now (GenerationFinishReason::CANCEL) and frees its blocks.
-  void abort(RequestId id);
+  // Ends an unfinished request now, with `reason` (STOP keeps what it generated, CANCEL too, but
+  // marks the answer as unwanted), and frees its blocks. A finished request is left as it is.
+  void end_request(RequestId id, GenerationFinishReason reason);
   // The KV cache a finished single-sequence request kept (RequestOptions::keep_kv): its
   // computed tokens and their blocks, for a later request's RequestOptions::prefix.
   CachedPrefix take_kv(RequestId id);
@@ -86,8 +92,22 @@ class Engine {
   std::int64_t max_context_tokens() const { return max_context_tokens_; }
   const models::LanguageModel& model() const { return model_; }
   const Stopwatch& clock() const { return clock_; }
+  const Tokenizer* tokenizer() const { return tokenizer_; }
   bool has_draft_model() const { return drafter_ != nullptr; }
   std::int64_t num_free_kv_blocks() const { return pool_.num_free(); }
+  std::int64_t num_kv_blocks() const { return pool_.num_blocks(); }
+
+  struct Counters {
+    std::int64_t steps = 0;        // step() calls that ran the model
+    std::int64_t preemptions = 0;  // sequences whose blocks were freed to make room (they recompute)
+  };
+  const Counters& counters() const { return counters_; }
+  // Unfinished requests with KV blocks (running) and without (waiting for room, or preempted).
+  struct Occupancy {
+    std::int64_t running = 0;
+    std::int64_t waiting = 0;
+  };
+  Occupancy occupancy() const;
 
  private:
   struct ScheduledSequence {
@@ -95,8 +115,6 @@ class Engine {
     Sequence* sequence = nullptr;
   };
 
-  void validate_request(const std::vector<std::int32_t>& prompt, const GenerationConfig& config,
-                        const RequestOptions& options) const;
   void start_sequence(RequestState& r, std::vector<std::int32_t> prompt, std::optional<CachedPrefix> prefix);
   void collect_running();
   void propose_candidates();
@@ -124,6 +142,7 @@ class Engine {
   std::map<RequestId, std::unique_ptr<RequestState>> requests_;  // ordered by id = arrival
   RequestId next_id_ = 0;
   Stopwatch clock_;
+  Counters counters_;
   double step_ms_ = 0;   // the last model step
   double draft_ms_ = 0;  // the last step's proposals
   // Per-step scratch, reused.

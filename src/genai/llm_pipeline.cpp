@@ -7,23 +7,12 @@
 
 #include "genai/chat_session.hpp"
 #include "genai/engine.hpp"
-#include "genai/model_loader.hpp"
+#include "genai/pipeline_models.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 
 namespace kiln {
 namespace {
-
-genai::LoadedModel load_for(const std::filesystem::path& dir, const std::string& device, const PipelineProperties& p) {
-  if (p.kv_cache_sequences <= 0)
-    fail("PipelineProperties: kv_cache_sequences must be positive, got {}", p.kv_cache_sequences);
-  genai::LoadOptions options{.context_tokens = p.context_tokens,
-                             .max_sequences = p.kv_cache_sequences,
-                             .block_size = p.kv_block_size,
-                             .device = device};
-  for (const auto& [name, value] : p.device_properties) runtime::set_device_property(options.properties, name, value);
-  return genai::load_model(dir, options);
-}
 
 // Engine callbacks for the streamer the caller passed.
 genai::RequestOptions stream_options(const StreamerVariant& streamer) {
@@ -47,23 +36,9 @@ bool has_streamer(const StreamerVariant& streamer) { return !std::holds_alternat
 class LLMPipeline::Impl {
  public:
   Impl(const std::filesystem::path& model_dir, const std::string& device, const PipelineProperties& properties)
-      : main_(load_for(model_dir, device, properties)) {
-    genai::EngineOptions options{.scheduler = properties.scheduler,
-                                 .tokenizer = &main_.tokenizer,
-                                 .adaptive_speculation = properties.adaptive_speculation,
-                                 .max_context_tokens = properties.context_tokens};
-    if (properties.draft) {
-      draft_ = load_for(properties.draft->dir, properties.draft->device, properties);
-      if (draft_->tokenizer.fingerprint() != main_.tokenizer.fingerprint()) {
-        fail(
-            "draft model {}: its tokenizer differs from the main model's ({}); speculative decoding needs both to "
-            "give the same token ids",
-            properties.draft->dir.string(), model_dir.string());
-      }
-      options.draft_model = draft_->model.get();
-    }
-    engine_ = std::make_unique<genai::Engine>(*main_.model, options);
-    config_ = main_.generation_defaults;
+      : models_(model_dir, device, properties),
+        engine_(std::make_unique<genai::Engine>(*models_.main.model, models_.engine_options(properties))),
+        config_(models_.main.generation_defaults) {
     metrics_.load_time_ms = load_clock_.elapsed_ms();
   }
 
@@ -77,7 +52,7 @@ class LLMPipeline::Impl {
     const GenerationConfig c = resolve(config);
     std::vector<std::vector<std::int32_t>> ids;
     for (const std::string& prompt : prompts)
-      ids.push_back(chat_ ? chat_->render_turn(prompt) : encode_prompt(prompt, c));
+      ids.push_back(chat_ ? chat_->render_turn(prompt) : models_.encode_prompt(prompt, c));
     const double tokenize_ms = clock.elapsed_ms();
     DecodedResults results = run(std::move(ids), c, streamer, tokenize_ms, clock, /*chat_turn=*/chat_.has_value());
     if (chat_) {
@@ -93,7 +68,7 @@ class LLMPipeline::Impl {
     if (history.empty()) fail("generate: the chat history is empty");
     Stopwatch clock;
     const GenerationConfig c = resolve(config);
-    std::vector<std::int32_t> ids = genai::encode_chat(main_.tokenizer, chat_template(), history);
+    std::vector<std::int32_t> ids = genai::encode_chat(models_.main.tokenizer, models_.get_chat_template(), history);
     const double tokenize_ms = clock.elapsed_ms();
     DecodedResults results = run({std::move(ids)}, c, streamer, tokenize_ms, clock, /*chat_turn=*/false);
     metrics_ += results.perf_metrics;
@@ -101,36 +76,15 @@ class LLMPipeline::Impl {
   }
 
   Stopwatch load_clock_;  // first member: starts before the models load
+  genai::PipelineModels models_;
+  std::unique_ptr<genai::Engine> engine_;  // after the models: destroyed before them
   GenerationConfig config_;
-  genai::LoadedModel main_;
-  std::optional<genai::LoadedModel> draft_;
-  std::unique_ptr<genai::Engine> engine_;      // after the models: destroyed before them
-  std::optional<genai::ChatSession> chat_;     // after the engine: its cache returns to the engine's pool
-  std::optional<ChatTemplate> chat_template_;  // parsed on first use
+  std::optional<genai::ChatSession> chat_;  // after the engine: its cache returns to the engine's pool
   PerfMetrics metrics_;
 
  private:
   GenerationConfig resolve(const std::optional<GenerationConfig>& given) const {
-    GenerationConfig c = given.value_or(config_);
-    if (c.eos_token_ids.empty()) c.eos_token_ids = main_.generation_defaults.eos_token_ids;
-    // With a draft model and no strategy chosen, speculate (OpenVINO GenAI's default of 5).
-    const bool strategy_set =
-        c.num_assistant_tokens > 0 || c.assistant_confidence_threshold > 0 || c.max_ngram_size > 0;
-    if (draft_ && !strategy_set && c.num_beams == 1 && c.num_return_sequences == 1) c.num_assistant_tokens = 5;
-    c.validate();
-    return c;
-  }
-
-  const ChatTemplate& chat_template() {
-    if (!chat_template_) chat_template_.emplace(main_.tokenizer);
-    return *chat_template_;
-  }
-
-  std::vector<std::int32_t> encode_prompt(const std::string& prompt, const GenerationConfig& c) {
-    if (c.apply_chat_template && !main_.tokenizer.chat_template().empty()) {
-      return genai::encode_chat(main_.tokenizer, chat_template(), ChatHistory({{"user", prompt}}));
-    }
-    return main_.tokenizer.encode(prompt);
+    return models_.resolve(given, config_);
   }
 
   // A chat turn starts from the session's cached KV and leaves its own there for the next turn;
@@ -169,7 +123,7 @@ DecodedResults LLMPipeline::Impl::run(std::vector<std::vector<std::int32_t>> pro
     for (const auto& s : r.sequences) {
       const std::span<const std::int32_t> tokens = std::span(s->tokens).subspan(static_cast<std::size_t>(r.num_prompt));
       out.tokens.emplace_back(tokens.begin(), tokens.end());
-      out.texts.push_back(s->text ? s->text->text() : main_.tokenizer.decode(tokens, true));
+      out.texts.push_back(s->text ? s->text->text() : models_.main.tokenizer.decode(tokens, true));
       out.scores.push_back(static_cast<float>(s->score));
       out.finish_reasons.push_back(s->finish_reason);
       if (c.logprobs > 0) out.logprobs.push_back(s->logprobs);
@@ -235,10 +189,10 @@ void LLMPipeline::set_generation_config(const GenerationConfig& config) {
   impl_->config_ = config;
 }
 
-const Tokenizer& LLMPipeline::get_tokenizer() const { return impl_->main_.tokenizer; }
+const Tokenizer& LLMPipeline::get_tokenizer() const { return impl_->models_.main.tokenizer; }
 
 void LLMPipeline::start_chat(const std::string& system_message) {
-  impl_->chat_.emplace(impl_->main_.tokenizer, system_message);
+  impl_->chat_.emplace(impl_->models_.main.tokenizer, system_message);
 }
 
 void LLMPipeline::finish_chat() { impl_->chat_.reset(); }

@@ -32,6 +32,7 @@ LoadedModel load_model(const std::filesystem::path& dir, const LoadOptions& opti
     compiled = runtime::Core().read_and_compile(dir, options.device, options.properties,
                                                 {.context_tokens = options.context_tokens,
                                                  .max_sequences = options.max_sequences,
+                                                 .num_blocks = options.num_blocks,
                                                  .block_size = options.block_size});
   } catch (...) {
     compile_error = std::current_exception();

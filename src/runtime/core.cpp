@@ -76,7 +76,7 @@ models::KvCacheLayout kv_cache_layout(const ir::ModelConfig& config, const KvCac
   models::KvCacheLayout kv;
   kv.block_size = r.block_size;
   const std::int64_t context = std::min(r.context_tokens, config.max_position_embeddings);
-  kv.num_blocks = r.max_sequences * ((context + kv.block_size - 1) / kv.block_size);
+  kv.num_blocks = r.num_blocks > 0 ? r.num_blocks : r.max_sequences * ((context + kv.block_size - 1) / kv.block_size);
   kv.precision = precision;
   kv.u8_group_size = u8_group_size;
   return kv;

@@ -25,6 +25,7 @@ namespace kiln::runtime {
 struct KvCacheRequest {
   std::int64_t context_tokens = 4096;
   std::int64_t max_sequences = 1;
+  std::int64_t num_blocks = 0;  // > 0: exactly this many blocks, whatever the two above say
   std::int64_t block_size = 16;
 };
 

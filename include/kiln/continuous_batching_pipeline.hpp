@@ -1,0 +1,105 @@
+// Many users at once, as OpenVINO GenAI's ContinuousBatchingPipeline serves them:
+//   kiln::ContinuousBatchingPipeline pipe(model_dir, kiln::SchedulerConfig{}, "CPU");
+//   kiln::GenerationHandle h = pipe.add_request(7, "The Sun is", config);   // any thread
+//   for (auto out = h->read(); !out.empty(); out = h->read()) std::cout << out[0].text;
+// One engine thread owns the model and its KV cache and steps every request in flight as one
+// ragged batch; add_request() and the handles talk to it through queues, so callers never wait
+// for each other and a reader that falls behind slows no one. Thread-safe: every method may be
+// called from any thread. See docs/ARCHITECTURE.md ("Serving many users").
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/api.hpp"
+#include "kiln/chat_history.hpp"
+#include "kiln/generation_config.hpp"
+#include "kiln/generation_handle.hpp"
+#include "kiln/llm_pipeline.hpp"
+#include "kiln/scheduler_config.hpp"
+#include "kiln/streamer.hpp"
+#include "kiln/tokenizer.hpp"
+
+namespace kiln {
+
+// The engine's state, sampled after its latest step. Names follow OpenVINO GenAI's
+// PipelineMetrics where it has them.
+struct PipelineMetrics {
+  std::int64_t requests = 0;            // added and not yet ended
+  std::int64_t scheduled_requests = 0;  // running: holding KV blocks
+  std::int64_t waiting_requests = 0;    // queued, waiting for KV blocks, or preempted
+  double cache_usage = 0;               // % of KV blocks in use after the latest step
+  double max_cache_usage = 0;           // % at the fullest step
+  double avg_cache_usage = 0;           // % averaged over steps
+  std::int64_t num_kv_blocks = 0;
+  std::int64_t num_steps = 0;
+  std::int64_t num_preemptions = 0;             // sequences whose KV was freed for room (they recompute)
+  std::int64_t num_prompt_tokens = 0;           // of requests added
+  std::int64_t num_computed_prompt_tokens = 0;  // of ended requests' prompts, computed (not reused)
+  std::int64_t num_generated_tokens = 0;        // by ended requests, over all their sequences
+  double inference_duration_ms = 0;             // time the engine spent in steps
+};
+
+// One request's result from generate(): its sequences, best first.
+struct GenerationResult {
+  std::uint64_t request_id = 0;
+  std::vector<std::string> texts;
+  std::vector<std::vector<std::int32_t>> tokens;
+  std::vector<float> scores;
+  std::vector<GenerationFinishReason> finish_reasons;
+  GenerationStatus status = GenerationStatus::RUNNING;
+  std::string error;  // when status is FAILED
+};
+
+class KILN_API ContinuousBatchingPipeline {
+ public:
+  // Loads `models_path` for `device` as LLMPipeline does; `scheduler_config` replaces
+  // properties.scheduler. The draft model, when given, serves every request that speculates.
+  ContinuousBatchingPipeline(const std::filesystem::path& models_path, const SchedulerConfig& scheduler_config,
+                             const std::string& device = "CPU", PipelineProperties properties = {});
+  ~ContinuousBatchingPipeline();  // requests still in flight end as CANCEL
+  ContinuousBatchingPipeline(const ContinuousBatchingPipeline&) = delete;
+  ContinuousBatchingPipeline& operator=(const ContinuousBatchingPipeline&) = delete;
+
+  // Queues a request; its output arrives through the handle. A bad request throws kiln::Error
+  // here (naming the field or limit: a prompt longer than the context, a bad config, an id that
+  // is already in flight) and the others are untouched. A plain-text prompt goes through the
+  // chat template when config.apply_chat_template (and the tokenizer has one).
+  GenerationHandle add_request(std::uint64_t request_id, const std::string& prompt, const GenerationConfig& config);
+  GenerationHandle add_request(std::uint64_t request_id, std::vector<std::int32_t> input_ids,
+                               const GenerationConfig& config);
+  GenerationHandle add_request(std::uint64_t request_id, const ChatHistory& history, const GenerationConfig& config);
+
+  // The engine steps by itself while there is work; step() waits for its next step to end (at
+  // once when there is no work), so loops written for OpenVINO GenAI's step() still work.
+  void step();
+  bool has_non_finished_requests() const;
+
+  // Every prompt with its config (one config for all, or one each), generated together; the
+  // results in order. A streamer (one prompt only) runs on this calling thread; STOP or CANCEL
+  // from it, or an exception it throws, ends that request only (the exception is rethrown
+  // here). In a chat (start_chat), the one prompt is the next user turn.
+  std::vector<GenerationResult> generate(const std::vector<std::string>& prompts,
+                                         const std::vector<GenerationConfig>& configs,
+                                         const StreamerVariant& streamer = std::monostate{});
+  std::vector<GenerationResult> generate(const std::vector<std::vector<std::int32_t>>& input_ids,
+                                         const std::vector<GenerationConfig>& configs,
+                                         const StreamerVariant& streamer = std::monostate{});
+
+  void start_chat(const std::string& system_message = "");
+  void finish_chat();
+
+  const Tokenizer& get_tokenizer() const;
+  GenerationConfig get_config() const;  // the model's generation defaults
+  PipelineMetrics get_metrics() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kiln

@@ -1,0 +1,245 @@
+// ContinuousBatchingPipeline: the public facade over PipelineModels + EngineLoop. It turns text
+// into requests and handles into results; streamers run here, on the caller's thread, reading
+// the request's channel, never on the engine thread.
+#include "kiln/continuous_batching_pipeline.hpp"
+
+#include <atomic>
+#include <mutex>
+
+#include "genai/chat_session.hpp"
+#include "genai/engine_loop.hpp"
+#include "genai/pipeline_models.hpp"
+#include "util/error.hpp"
+
+namespace kiln {
+namespace {
+
+// generate() numbers its own requests from here up, out of the way of callers' ids.
+constexpr std::uint64_t kFirstGenerateId = std::uint64_t{1} << 63;
+
+PipelineProperties with_scheduler(PipelineProperties p, const SchedulerConfig& scheduler) {
+  p.scheduler = scheduler;
+  return p;
+}
+
+// Feeds one request's output to the caller's streamer as it arrives. Returns what the streamer
+// saw, for the result: a streamer that said STOP or CANCEL gets an answer that ends where it
+// stopped reading, although the engine may have gone one step further before it heard.
+struct StreamedPart {
+  std::size_t num_ids = 0;
+  std::string text;
+  bool ended_by_streamer = false;
+};
+
+StreamingStatus feed(const StreamerVariant& streamer, const GenerationOutput& out) {
+  if (const auto* text = std::get_if<TextStreamerCallback>(&streamer); text && *text) {
+    return out.text.empty() ? StreamingStatus::RUNNING : (*text)(out.text);
+  }
+  if (const auto* stop = std::get_if<BoolStreamerCallback>(&streamer); stop && *stop) {
+    return !out.text.empty() && (*stop)(out.text) ? StreamingStatus::STOP : StreamingStatus::RUNNING;
+  }
+  if (const auto* tokens = std::get_if<std::shared_ptr<StreamerBase>>(&streamer); tokens && *tokens) {
+    for (std::int32_t id : out.generated_ids) {
+      const StreamingStatus s = (*tokens)->write(id);
+      if (s != StreamingStatus::RUNNING) return s;
+    }
+  }
+  return StreamingStatus::RUNNING;
+}
+
+StreamedPart stream(GenerationHandleImpl& handle, const StreamerVariant& streamer) {
+  StreamedPart seen;
+  try {
+    for (GenerationOutputs outs = handle.read(); !outs.empty(); outs = handle.read()) {
+      const auto it = outs.find(0);
+      if (it == outs.end() || seen.ended_by_streamer) continue;
+      const StreamingStatus status = feed(streamer, it->second);
+      seen.num_ids += it->second.generated_ids.size();
+      seen.text += it->second.text;
+      if (status == StreamingStatus::RUNNING) continue;
+      seen.ended_by_streamer = true;
+      status == StreamingStatus::STOP ? handle.stop() : handle.cancel();
+    }
+  } catch (...) {
+    handle.cancel();
+    handle.read_all();  // wait until the engine has let go of it
+    throw;
+  }
+  if (const auto* tokens = std::get_if<std::shared_ptr<StreamerBase>>(&streamer); tokens && *tokens) (*tokens)->end();
+  return seen;
+}
+
+GenerationResult to_result(GenerationHandleImpl& handle, const std::optional<StreamedPart>& streamed) {
+  GenerationResult r;
+  r.request_id = handle.request_id();
+  for (GenerationOutput& o : handle.read_all()) {
+    r.texts.push_back(std::move(o.text));
+    r.tokens.push_back(std::move(o.generated_ids));
+    r.scores.push_back(o.score);
+    r.finish_reasons.push_back(o.finish_reason);
+  }
+  r.status = handle.get_status();
+  r.error = handle.error();
+  if (streamed && streamed->ended_by_streamer && !r.tokens.empty()) {
+    r.tokens.front().resize(std::min(r.tokens.front().size(), streamed->num_ids));
+    r.texts.front() = streamed->text;
+  }
+  return r;
+}
+
+bool has_streamer(const StreamerVariant& streamer) { return !std::holds_alternative<std::monostate>(streamer); }
+
+// generate()'s configs: one for every prompt, or one each.
+const GenerationConfig& config_for(const std::vector<GenerationConfig>& configs, std::size_t num_prompts,
+                                   std::size_t i) {
+  if (configs.size() != 1 && configs.size() != num_prompts) {
+    fail("generate: {} configs for {} prompts (give one for all, or one each)", configs.size(), num_prompts);
+  }
+  return configs[configs.size() == 1 ? 0 : i];
+}
+
+}  // namespace
+
+class ContinuousBatchingPipeline::Impl {
+ public:
+  Impl(const std::filesystem::path& dir, const SchedulerConfig& scheduler, const std::string& device,
+       const PipelineProperties& properties)
+      : models_(dir, device, with_scheduler(properties, scheduler)),
+        loop_(std::make_shared<genai::EngineLoop>(*models_.main.model,
+                                                  models_.engine_options(with_scheduler(properties, scheduler)))) {}
+  ~Impl() { loop_->shut_down(); }  // before the models go: the engine thread steps them
+
+  GenerationHandle add(std::uint64_t id, std::vector<std::int32_t> ids, const GenerationConfig& config) {
+    return loop_->add_request(id, std::move(ids), models_.resolve(config, models_.main.generation_defaults));
+  }
+
+  std::vector<std::int32_t> encode(const std::string& prompt, const GenerationConfig& config) {
+    std::lock_guard lock(text_mutex_);
+    return models_.encode_prompt(prompt, config);
+  }
+  std::vector<std::int32_t> encode(const ChatHistory& history) {
+    std::lock_guard lock(text_mutex_);
+    return genai::encode_chat(models_.main.tokenizer, models_.get_chat_template(), history);
+  }
+
+  std::vector<GenerationResult> generate(std::vector<std::vector<std::int32_t>> prompts,
+                                         const std::vector<GenerationConfig>& configs,
+                                         const StreamerVariant& streamer) {
+    if (prompts.empty()) fail("generate: no prompts given");
+    if (has_streamer(streamer) && prompts.size() > 1)
+      fail("generate: a streamer needs a single prompt, got {}", prompts.size());
+    std::vector<GenerationHandle> handles;
+    try {
+      for (std::size_t i = 0; i < prompts.size(); ++i) {
+        const GenerationConfig& config = config_for(configs, prompts.size(), i);
+        handles.push_back(add(next_generate_id_++, std::move(prompts[i]), config));
+      }
+    } catch (...) {
+      for (const GenerationHandle& h : handles) h->cancel();
+      throw;
+    }
+    std::optional<StreamedPart> streamed;
+    if (has_streamer(streamer)) streamed = stream(*handles.front(), streamer);
+    std::vector<GenerationResult> results;
+    for (const GenerationHandle& h : handles) results.push_back(to_result(*h, streamed));
+    return results;
+  }
+
+  genai::PipelineModels models_;
+  std::shared_ptr<genai::EngineLoop> loop_;
+  std::mutex text_mutex_;  // the chat template and the chat session are shared by callers
+  std::optional<genai::ChatSession> chat_;
+  std::atomic<std::uint64_t> next_generate_id_{kFirstGenerateId};
+};
+
+ContinuousBatchingPipeline::ContinuousBatchingPipeline(const std::filesystem::path& models_path,
+                                                       const SchedulerConfig& scheduler_config,
+                                                       const std::string& device, PipelineProperties properties)
+    : impl_(std::make_unique<Impl>(models_path, scheduler_config, device, properties)) {}
+
+ContinuousBatchingPipeline::~ContinuousBatchingPipeline() = default;
+
+GenerationHandle ContinuousBatchingPipeline::add_request(std::uint64_t request_id, const std::string& prompt,
+                                                         const GenerationConfig& config) {
+  return impl_->add(request_id, impl_->encode(prompt, config), config);
+}
+
+GenerationHandle ContinuousBatchingPipeline::add_request(std::uint64_t request_id, std::vector<std::int32_t> input_ids,
+                                                         const GenerationConfig& config) {
+  return impl_->add(request_id, std::move(input_ids), config);
+}
+
+GenerationHandle ContinuousBatchingPipeline::add_request(std::uint64_t request_id, const ChatHistory& history,
+                                                         const GenerationConfig& config) {
+  if (history.empty()) fail("add_request: the chat history of request {} is empty", request_id);
+  return impl_->add(request_id, impl_->encode(history), config);
+}
+
+void ContinuousBatchingPipeline::step() { impl_->loop_->wait_for_step(); }
+
+bool ContinuousBatchingPipeline::has_non_finished_requests() const { return impl_->loop_->has_non_finished_requests(); }
+
+std::vector<GenerationResult> ContinuousBatchingPipeline::generate(const std::vector<std::string>& prompts,
+                                                                   const std::vector<GenerationConfig>& configs,
+                                                                   const StreamerVariant& streamer) {
+  std::vector<std::vector<std::int32_t>> ids;
+  std::optional<std::string> chat_turn;
+  {
+    std::lock_guard lock(impl_->text_mutex_);
+    if (impl_->chat_ && prompts.size() != 1) fail("generate: a chat turn is one prompt, got {}", prompts.size());
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      const GenerationConfig& c = config_for(configs, prompts.size(), i);
+      ids.push_back(impl_->chat_ ? impl_->chat_->render_turn(prompts[i]) : impl_->models_.encode_prompt(prompts[i], c));
+    }
+    if (impl_->chat_) chat_turn = prompts.front();
+  }
+  std::vector<GenerationResult> results = impl_->generate(std::move(ids), configs, streamer);
+  if (chat_turn) {
+    std::lock_guard lock(impl_->text_mutex_);
+    const GenerationResult& r = results.front();
+    if (impl_->chat_ && r.status != GenerationStatus::CANCEL && r.status != GenerationStatus::FAILED) {
+      impl_->chat_->commit_turn(*chat_turn, r.texts.front());
+    }
+  }
+  return results;
+}
+
+std::vector<GenerationResult> ContinuousBatchingPipeline::generate(
+    const std::vector<std::vector<std::int32_t>>& input_ids, const std::vector<GenerationConfig>& configs,
+    const StreamerVariant& streamer) {
+  return impl_->generate(input_ids, configs, streamer);
+}
+
+void ContinuousBatchingPipeline::start_chat(const std::string& system_message) {
+  std::lock_guard lock(impl_->text_mutex_);
+  impl_->chat_.emplace(impl_->models_.main.tokenizer, system_message);
+}
+
+void ContinuousBatchingPipeline::finish_chat() {
+  std::lock_guard lock(impl_->text_mutex_);
+  impl_->chat_.reset();
+}
+
+const Tokenizer& ContinuousBatchingPipeline::get_tokenizer() const { return impl_->models_.main.tokenizer; }
+
+GenerationConfig ContinuousBatchingPipeline::get_config() const { return impl_->models_.main.generation_defaults; }
+
+PipelineMetrics ContinuousBatchingPipeline::get_metrics() const {
+  const genai::LoopMetrics m = impl_->loop_->metrics();
+  const double blocks = m.num_kv_blocks > 0 ? double(m.num_kv_blocks) : 1.0;
+  return {.requests = m.requests,
+          .scheduled_requests = m.running,
+          .waiting_requests = m.waiting,
+          .cache_usage = 100.0 * double(m.used_kv_blocks) / blocks,
+          .max_cache_usage = 100.0 * double(m.max_used_kv_blocks) / blocks,
+          .avg_cache_usage = m.steps > 0 ? 100.0 * m.sum_kv_usage / double(m.steps) : 0.0,
+          .num_kv_blocks = m.num_kv_blocks,
+          .num_steps = m.steps,
+          .num_preemptions = m.preemptions,
+          .num_prompt_tokens = m.prompt_tokens,
+          .num_computed_prompt_tokens = m.computed_prompt_tokens,
+          .num_generated_tokens = m.generated_tokens,
+          .inference_duration_ms = m.step_ms};
+}
+
+}  // namespace kiln

@@ -1,0 +1,110 @@
+#include "genai/generation_channel.hpp"
+
+namespace kiln::genai {
+
+GenerationChannel::GenerationChannel(std::uint64_t request_id, std::weak_ptr<RequestControl> control)
+    : request_id_(request_id), control_(std::move(control)) {}
+
+void GenerationChannel::append(std::size_t index, std::span<const std::int32_t> ids,
+                               std::span<const TokenLogprob> logprobs, std::string_view text) {
+  {
+    std::lock_guard lock(mutex_);
+    if (outputs_.size() <= index) {
+      outputs_.resize(index + 1);
+      read_.resize(index + 1);
+    }
+    GenerationOutput& o = outputs_[index];
+    o.generated_ids.insert(o.generated_ids.end(), ids.begin(), ids.end());
+    o.logprobs.insert(o.logprobs.end(), logprobs.begin(), logprobs.end());
+    o.text.append(text);
+  }
+  changed_.notify_all();
+}
+
+void GenerationChannel::finish_sequence(std::size_t index, GenerationFinishReason reason, float score) {
+  std::lock_guard lock(mutex_);
+  if (outputs_.size() <= index) {
+    outputs_.resize(index + 1);
+    read_.resize(index + 1);
+  }
+  outputs_[index].finish_reason = reason;
+  outputs_[index].score = score;
+}
+
+void GenerationChannel::replace(std::vector<GenerationOutput> outputs) {
+  std::lock_guard lock(mutex_);
+  outputs_ = std::move(outputs);
+  read_.assign(outputs_.size(), Cursor{});
+}
+
+void GenerationChannel::end(GenerationStatus status, std::string error) {
+  {
+    std::lock_guard lock(mutex_);
+    if (status_ != GenerationStatus::RUNNING) return;
+    status_ = status;
+    error_ = std::move(error);
+  }
+  changed_.notify_all();
+}
+
+GenerationStatus GenerationChannel::status() const {
+  std::lock_guard lock(mutex_);
+  return status_;
+}
+
+std::string GenerationChannel::error() const {
+  std::lock_guard lock(mutex_);
+  return error_;
+}
+
+bool GenerationChannel::has_unread() const {
+  for (std::size_t i = 0; i < outputs_.size(); ++i) {
+    if (read_[i].ids < outputs_[i].generated_ids.size() || read_[i].text_bytes < outputs_[i].text.size()) return true;
+  }
+  return false;
+}
+
+bool GenerationChannel::can_read() const {
+  std::lock_guard lock(mutex_);
+  return has_unread();
+}
+
+GenerationOutputs GenerationChannel::read(std::optional<std::chrono::milliseconds> timeout) {
+  std::unique_lock lock(mutex_);
+  const auto ready = [&] { return has_unread() || status_ != GenerationStatus::RUNNING; };
+  if (timeout) {
+    changed_.wait_for(lock, *timeout, ready);
+  } else {
+    changed_.wait(lock, ready);
+  }
+  GenerationOutputs out;
+  for (std::size_t i = 0; i < outputs_.size(); ++i) {
+    const GenerationOutput& o = outputs_[i];
+    Cursor& c = read_[i];
+    const bool ended = o.finish_reason != GenerationFinishReason::NONE;
+    if (c.ids == o.generated_ids.size() && c.text_bytes == o.text.size() && (!ended || c.end_reported)) continue;
+    GenerationOutput& d = out[i];
+    const auto first = static_cast<std::ptrdiff_t>(c.ids);
+    d.generated_ids.assign(o.generated_ids.begin() + first, o.generated_ids.end());
+    if (c.ids < o.logprobs.size()) d.logprobs.assign(o.logprobs.begin() + first, o.logprobs.end());
+    d.text = o.text.substr(c.text_bytes);
+    d.score = o.score;
+    d.finish_reason = o.finish_reason;
+    c = {o.generated_ids.size(), o.text.size(), ended};
+  }
+  return out;
+}
+
+std::vector<GenerationOutput> GenerationChannel::read_all() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return status_ != GenerationStatus::RUNNING; });
+  for (std::size_t i = 0; i < outputs_.size(); ++i)
+    read_[i] = {outputs_[i].generated_ids.size(), outputs_[i].text.size(), true};
+  return outputs_;
+}
+
+void GenerationChannel::request_end(GenerationStatus status) {
+  if (const std::shared_ptr<RequestControl> control = control_.lock()) control->end_request(request_id_, status);
+}
+
+}  // namespace kiln::genai

@@ -1,0 +1,76 @@
+// One request's output channel between the engine thread (the only writer) and the request's
+// GenerationHandle (any reader thread). The writer never waits on a reader: each sequence's
+// output accumulates here and read() takes what is new since the last read, so a reader that
+// never reads costs memory bounded by the request's own length (max_new_tokens and the
+// context), never a stalled step. One mutex guards the state; it is held only to copy in or out.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/generation_handle.hpp"
+
+namespace kiln::genai {
+
+// How a handle's stop() / cancel() reach the engine thread (EngineLoop implements it).
+class RequestControl {
+ public:
+  virtual ~RequestControl() = default;
+  virtual void end_request(std::uint64_t request_id, GenerationStatus status) = 0;
+};
+
+class GenerationChannel {
+ public:
+  GenerationChannel(std::uint64_t request_id, std::weak_ptr<RequestControl> control);
+
+  std::uint64_t request_id() const { return request_id_; }
+
+  // Writer side (the engine thread).
+  // New output of sequence `index`: ids (and their log-probabilities, when asked for) and text.
+  void append(std::size_t index, std::span<const std::int32_t> ids, std::span<const TokenLogprob> logprobs,
+              std::string_view text);
+  // Sequence `index` ended: its reason and score.
+  void finish_sequence(std::size_t index, GenerationFinishReason reason, float score);
+  // Every sequence's output at once, replacing what was appended (beam search reports its
+  // hypotheses only at the end, best first).
+  void replace(std::vector<GenerationOutput> outputs);
+  // The request ended; readers wake up. Only the first call counts.
+  void end(GenerationStatus status, std::string error = {});
+
+  // Reader side (any thread).
+  GenerationStatus status() const;
+  std::string error() const;
+  bool can_read() const;
+  // Waits until something is unread or the request has ended (or `timeout` passes).
+  GenerationOutputs read(std::optional<std::chrono::milliseconds> timeout);
+  std::vector<GenerationOutput> read_all();
+  // stop() / cancel() from the handle: passed to the engine thread if it still runs.
+  void request_end(GenerationStatus status);
+
+ private:
+  struct Cursor {
+    std::size_t ids = 0;
+    std::size_t text_bytes = 0;
+    bool end_reported = false;  // the sequence's finish reason was returned once
+  };
+  bool has_unread() const;  // mutex_ held
+
+  const std::uint64_t request_id_;
+  const std::weak_ptr<RequestControl> control_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<GenerationOutput> outputs_;  // [sequences] everything produced so far
+  std::vector<Cursor> read_;               // [sequences] how much of it read() has returned
+  GenerationStatus status_ = GenerationStatus::RUNNING;
+  std::string error_;
+};
+
+}  // namespace kiln::genai

@@ -1,0 +1,33 @@
+#include "kiln/generation_handle.hpp"
+
+#include "genai/generation_channel.hpp"
+
+namespace kiln {
+
+const char* to_string(GenerationStatus status) {
+  switch (status) {
+    case GenerationStatus::RUNNING: return "running";
+    case GenerationStatus::FINISHED: return "finished";
+    case GenerationStatus::STOP: return "stopped";
+    case GenerationStatus::CANCEL: return "cancelled";
+    case GenerationStatus::FAILED: return "failed";
+  }
+  return "unknown";
+}
+
+GenerationHandleImpl::GenerationHandleImpl(std::shared_ptr<genai::GenerationChannel> channel)
+    : channel_(std::move(channel)) {}
+
+GenerationHandleImpl::~GenerationHandleImpl() = default;
+
+std::uint64_t GenerationHandleImpl::request_id() const { return channel_->request_id(); }
+GenerationStatus GenerationHandleImpl::get_status() const { return channel_->status(); }
+std::string GenerationHandleImpl::error() const { return channel_->error(); }
+bool GenerationHandleImpl::can_read() const { return channel_->can_read(); }
+GenerationOutputs GenerationHandleImpl::read() { return channel_->read(std::nullopt); }
+GenerationOutputs GenerationHandleImpl::read_for(std::chrono::milliseconds timeout) { return channel_->read(timeout); }
+std::vector<GenerationOutput> GenerationHandleImpl::read_all() { return channel_->read_all(); }
+void GenerationHandleImpl::stop() { channel_->request_end(GenerationStatus::STOP); }
+void GenerationHandleImpl::cancel() { channel_->request_end(GenerationStatus::CANCEL); }
+
+}  // namespace kiln

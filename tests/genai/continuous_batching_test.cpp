@@ -1,0 +1,313 @@
+// ContinuousBatchingPipeline from many threads. Oracles: transformers' greedy continuations on
+// the golden checkpoints (every request, however many run beside it, whatever is preempted,
+// stopped, cancelled or failed around it, must produce exactly them), the same request run alone
+// through LLMPipeline (beam search, sampling, speculative decoding inside a shared batch), and
+// the pipeline's own invariants (every handle ends, the KV pool is empty when no request is
+// left). The stress test is the one ThreadSanitizer runs (ctest label tsan).
+#include "kiln/continuous_batching_pipeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "../models/golden_checkpoint.hpp"
+#include "test_models.hpp"
+
+namespace kiln {
+namespace {
+
+GenerationConfig greedy(std::int64_t n) {
+  GenerationConfig c;
+  c.max_new_tokens = n;
+  c.ignore_eos = true;
+  c.apply_chat_template = false;
+  return c;
+}
+
+std::unique_ptr<ContinuousBatchingPipeline> make_pipeline(SchedulerConfig scheduler = {},
+                                                          PipelineProperties properties = {},
+                                                          const std::string& name = "llama3_tiny") {
+  properties.kv_cache_sequences = std::max<std::int64_t>(properties.kv_cache_sequences, 8);
+  properties.context_tokens = 256;
+  return std::make_unique<ContinuousBatchingPipeline>(testing::checkpoint_dir(name), scheduler, "REFERENCE",
+                                                      properties);
+}
+
+std::vector<std::int32_t> prefix(const std::vector<std::int32_t>& ids, std::size_t n) {
+  return {ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(std::min(n, ids.size()))};
+}
+
+// Reads a handle to its end the way a streaming client does, joining the pieces.
+GenerationOutput read_streamed(GenerationHandleImpl& h) {
+  GenerationOutput all;
+  for (GenerationOutputs outs = h.read(); !outs.empty(); outs = h.read()) {
+    const GenerationOutput& o = outs.at(0);
+    all.generated_ids.insert(all.generated_ids.end(), o.generated_ids.begin(), o.generated_ids.end());
+    all.text += o.text;
+    all.finish_reason = o.finish_reason;
+  }
+  return all;
+}
+
+TEST(ContinuousBatching, ThreadsAddingAndReadingGetTransformersGreedy) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto pipe = make_pipeline();
+  constexpr int kThreads = 6;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (std::size_t i = 0; i < g.prompts.size(); ++i) {
+        const auto& p = g.prompts[(i + static_cast<std::size_t>(t)) % g.prompts.size()];
+        GenerationHandle h =
+            pipe->add_request(static_cast<std::uint64_t>(t * 100 + static_cast<int>(i)), p.ids, greedy(32));
+        const GenerationOutput out = read_streamed(*h);
+        if (out.generated_ids != p.greedy_ids || out.text != p.greedy_text ||
+            out.finish_reason != GenerationFinishReason::LENGTH || h->get_status() != GenerationStatus::FINISHED) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_FALSE(pipe->has_non_finished_requests());
+  const PipelineMetrics m = pipe->get_metrics();
+  EXPECT_EQ(m.requests, 0);
+  EXPECT_EQ(m.num_generated_tokens, kThreads * static_cast<std::int64_t>(g.prompts.size()) * 32);
+  EXPECT_EQ(m.cache_usage, 0.0);
+  EXPECT_GT(m.max_cache_usage, 0.0);
+}
+
+TEST(ContinuousBatching, UnderKvPressureEveryRequestFinishesAsIfAlone) {
+  const auto g = testing::load_golden_checkpoint("llama2_tiny");
+  // Room for about 4 of these sequences (prompt ≲ 25 tokens + 16 new, blocks of 4 tokens), and
+  // 200 requests at once: the newest are preempted and recompute, none is lost or changed.
+  PipelineProperties properties;
+  properties.kv_block_size = 4;
+  auto pipe =
+      make_pipeline({.max_num_batched_tokens = 64, .max_num_seqs = 16, .num_kv_blocks = 44}, properties, "llama2_tiny");
+  std::vector<GenerationHandle> handles;
+  for (std::uint64_t i = 0; i < 200; ++i)
+    handles.push_back(pipe->add_request(i, g.prompts[i % g.prompts.size()].ids, greedy(16)));
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    const std::vector<GenerationOutput> out = handles[i]->read_all();
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].generated_ids, prefix(g.prompts[i % g.prompts.size()].greedy_ids, 16)) << "request " << i;
+    EXPECT_EQ(handles[i]->get_status(), GenerationStatus::FINISHED);
+  }
+  const PipelineMetrics m = pipe->get_metrics();
+  EXPECT_GT(m.num_preemptions, 0);
+  EXPECT_EQ(m.num_kv_blocks, 44);
+  EXPECT_EQ(m.cache_usage, 0.0);
+}
+
+TEST(ContinuousBatching, StopKeepsCancelDropsAndOthersAreUntouched) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto pipe = make_pipeline();
+  GenerationHandle stopped = pipe->add_request(1, g.prompts[0].ids, greedy(200));
+  GenerationHandle cancelled = pipe->add_request(2, g.prompts[1].ids, greedy(200));
+  GenerationHandle plain = pipe->add_request(3, g.prompts[2].ids, greedy(32));
+  ASSERT_FALSE(stopped->read().empty());
+  stopped->stop();
+  ASSERT_FALSE(cancelled->read().empty());
+  cancelled->cancel();
+  const std::vector<GenerationOutput> s = stopped->read_all();
+  EXPECT_EQ(stopped->get_status(), GenerationStatus::STOP);
+  EXPECT_EQ(s[0].finish_reason, GenerationFinishReason::STOP);
+  EXPECT_LT(s[0].generated_ids.size(), 200u);
+  // What it generated before the stop is kept, and is the greedy answer so far.
+  EXPECT_EQ(s[0].generated_ids, prefix(g.prompts[0].greedy_ids, s[0].generated_ids.size()));
+  cancelled->read_all();
+  EXPECT_EQ(cancelled->get_status(), GenerationStatus::CANCEL);
+  EXPECT_EQ(plain->read_all()[0].generated_ids, g.prompts[2].greedy_ids);
+  EXPECT_EQ(plain->get_status(), GenerationStatus::FINISHED);
+  // Ending an ended request changes nothing.
+  plain->cancel();
+  EXPECT_EQ(plain->get_status(), GenerationStatus::FINISHED);
+}
+
+TEST(ContinuousBatching, BadRequestsFailAloneNamingTheLimitOrField) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto pipe = make_pipeline();
+  GenerationHandle good = pipe->add_request(1, g.prompts[0].ids, greedy(32));
+  const auto expect_error = [](auto&& call, const std::string& fragment) {
+    try {
+      call();
+      ADD_FAILURE() << "no error; expected one naming " << fragment;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect_error([&] { pipe->add_request(1, g.prompts[1].ids, greedy(8)); }, "already in flight");
+  expect_error([&] { pipe->add_request(2, std::vector<std::int32_t>(300, 5), greedy(8)); }, "context");
+  expect_error([&] { pipe->add_request(3, std::vector<std::int32_t>{}, greedy(8)); }, "empty");
+  expect_error([&] { pipe->add_request(4, std::vector<std::int32_t>{1, 1 << 30}, greedy(8)); }, "vocabulary");
+  GenerationConfig bad = greedy(8);
+  bad.top_p = 2.0;
+  expect_error([&] { pipe->add_request(5, g.prompts[1].ids, bad); }, "top_p");
+  bad = greedy(8);
+  bad.num_assistant_tokens = 3;  // no draft model loaded
+  expect_error([&] { pipe->add_request(6, g.prompts[1].ids, bad); }, "draft model");
+  EXPECT_EQ(good->read_all()[0].generated_ids, g.prompts[0].greedy_ids);
+  // The refused ids were never taken: they can be used now.
+  EXPECT_EQ(pipe->add_request(2, g.prompts[1].ids, greedy(32))->read_all()[0].generated_ids, g.prompts[1].greedy_ids);
+}
+
+TEST(ContinuousBatching, AReaderThatNeverReadsStallsNoOne) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto pipe = make_pipeline();
+  GenerationHandle idle = pipe->add_request(1, g.prompts[0].ids, greedy(32));
+  for (std::uint64_t i = 0; i < 4; ++i) {
+    GenerationHandle h = pipe->add_request(10 + i, g.prompts[1].ids, greedy(32));
+    EXPECT_EQ(h->read_all()[0].generated_ids, g.prompts[1].greedy_ids);
+  }
+  // Its output waited in its channel, whole.
+  EXPECT_EQ(idle->read_all()[0].generated_ids, g.prompts[0].greedy_ids);
+}
+
+TEST(ContinuousBatching, OpenVinoStyleStepLoop) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto pipe = make_pipeline();
+  std::vector<GenerationHandle> handles;
+  for (std::size_t i = 0; i < g.prompts.size(); ++i)
+    handles.push_back(pipe->add_request(i, g.prompts[i].ids, greedy(32)));
+  while (pipe->has_non_finished_requests()) pipe->step();
+  for (std::size_t i = 0; i < g.prompts.size(); ++i) {
+    EXPECT_EQ(handles[i]->get_status(), GenerationStatus::FINISHED);
+    EXPECT_EQ(handles[i]->read_all()[0].generated_ids, g.prompts[i].greedy_ids);
+  }
+  pipe->step();  // idle: returns at once
+}
+
+TEST(ContinuousBatching, GenerateWithStreamersAndText) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto pipe = make_pipeline();
+  std::vector<std::string> prompts;
+  for (const auto& p : g.prompts) prompts.push_back(p.prompt);
+  const std::vector<GenerationResult> all = pipe->generate(prompts, {greedy(32)});
+  ASSERT_EQ(all.size(), prompts.size());
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ(all[i].texts[0], g.prompts[i].greedy_text);
+    EXPECT_EQ(all[i].status, GenerationStatus::FINISHED);
+  }
+  // A text streamer sees the whole answer; STOP after the third piece keeps what it saw.
+  std::string streamed;
+  int pieces = 0;
+  const auto stopped = pipe->generate({prompts[0]}, {greedy(32)}, TextStreamerCallback([&](const std::string& s) {
+                                        streamed += s;
+                                        return ++pieces == 3 ? StreamingStatus::STOP : StreamingStatus::RUNNING;
+                                      }));
+  EXPECT_EQ(pieces, 3);
+  EXPECT_EQ(stopped[0].status, GenerationStatus::STOP);
+  EXPECT_EQ(stopped[0].texts[0], streamed);
+  EXPECT_EQ(g.prompts[0].greedy_text.rfind(streamed, 0), 0u);
+  // A streamer that throws ends its own request; the exception reaches the caller, and the
+  // pipeline serves the next call as before.
+  EXPECT_THROW(
+      pipe->generate({prompts[1]}, {greedy(32)}, TextStreamerCallback([](const std::string&) -> StreamingStatus {
+                       throw std::runtime_error("streamer broke");
+                     })),
+      std::runtime_error);
+  EXPECT_FALSE(pipe->has_non_finished_requests());
+  EXPECT_EQ(pipe->generate({prompts[1]}, {greedy(32)})[0].texts[0], g.prompts[1].greedy_text);
+}
+
+TEST(ContinuousBatching, BeamsSamplesAndDraftsShareTheBatchAsAlone) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  PipelineProperties properties;
+  properties.draft = draft_model(testing::draft_dir(), "REFERENCE");
+  properties.context_tokens = 256;
+  properties.kv_cache_sequences = 8;
+  LLMPipeline alone(testing::checkpoint_dir("llama3_tiny"), "REFERENCE", properties);
+  auto pipe = make_pipeline({}, properties);
+
+  GenerationConfig beams = greedy(16);
+  beams.num_beams = 3;
+  beams.num_return_sequences = 2;
+  GenerationConfig samples = greedy(16);
+  samples.do_sample = true;
+  samples.top_k = 20;
+  samples.rng_seed = 7;
+  samples.num_return_sequences = 2;
+  GenerationConfig speculative = greedy(32);
+  speculative.num_assistant_tokens = 3;
+
+  GenerationHandle b = pipe->add_request(1, g.prompts[0].prompt, beams);
+  GenerationHandle s = pipe->add_request(2, g.prompts[1].prompt, samples);
+  GenerationHandle d = pipe->add_request(3, g.prompts[2].prompt, speculative);
+  GenerationHandle p = pipe->add_request(4, g.prompts[3].prompt, greedy(32));
+
+  const auto expect_same = [](const std::vector<GenerationOutput>& got, const DecodedResults& want) {
+    ASSERT_EQ(got.size(), want.tokens.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].generated_ids, want.tokens[i]) << "sequence " << i;
+      EXPECT_EQ(got[i].text, want.texts[i]);
+      EXPECT_FLOAT_EQ(got[i].score, want.scores[i]);
+    }
+  };
+  expect_same(b->read_all(), alone.generate(g.prompts[0].prompt, beams));
+  expect_same(s->read_all(), alone.generate(g.prompts[1].prompt, samples));
+  EXPECT_EQ(d->read_all()[0].generated_ids, g.prompts[2].greedy_ids);
+  EXPECT_EQ(p->read_all()[0].generated_ids, g.prompts[3].greedy_ids);
+}
+
+TEST(ContinuousBatching, HandlesOutliveThePipeline) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto pipe = make_pipeline();
+  GenerationHandle h = pipe->add_request(1, g.prompts[0].ids, greedy(200));
+  ASSERT_FALSE(h->read().empty());
+  pipe.reset();
+  h->read_all();
+  EXPECT_EQ(h->get_status(), GenerationStatus::CANCEL);
+  h->stop();  // nothing left to reach: no effect, no crash
+  EXPECT_TRUE(h->read().empty());
+}
+
+// Many threads adding, reading (blocking and with timeouts), stopping and cancelling at random,
+// against one pipeline. What must hold: no race (ThreadSanitizer), every handle ends with the
+// status its caller caused, a finished answer is the greedy one, and nothing is left behind.
+TEST(ContinuousBatching, StressAddReadStopCancelFromManyThreads) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto pipe = make_pipeline({.max_num_batched_tokens = 48, .max_num_seqs = 8});
+  constexpr int kThreads = 8;
+  constexpr int kRequestsPerThread = 12;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t));
+      for (int i = 0; i < kRequestsPerThread; ++i) {
+        const auto& p = g.prompts[rng() % g.prompts.size()];
+        const auto id = static_cast<std::uint64_t>(t * 1000 + i);
+        GenerationHandle h = pipe->add_request(id, p.ids, greedy(24));
+        const unsigned action = rng() % 4;
+        if (action == 1) {
+          h->read_for(std::chrono::milliseconds(rng() % 5));
+          h->cancel();
+        } else if (action == 2) {
+          h->read();
+          h->stop();
+        } else if (action == 3) {
+          while (h->get_status() == GenerationStatus::RUNNING) h->read_for(std::chrono::milliseconds(1));
+        }
+        const std::vector<GenerationOutput> out = h->read_all();
+        const GenerationStatus status = h->get_status();
+        const bool ok = status == GenerationStatus::FINISHED ? out[0].generated_ids == prefix(p.greedy_ids, 24)
+                        : status == GenerationStatus::STOP   ? action == 2
+                        : status == GenerationStatus::CANCEL ? action == 1
+                                                             : false;
+        if (!ok) ++wrong;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_FALSE(pipe->has_non_finished_requests());
+  EXPECT_EQ(pipe->get_metrics().cache_usage, 0.0);
+}
+
+}  // namespace
+}  // namespace kiln

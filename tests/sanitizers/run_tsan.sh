@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds the tests of kiln's concurrent components with ThreadSanitizer in their own build tree
+# and runs them; any report fails the run (halt_on_error).
+#   run_tsan.sh SOURCE_DIR BUILD_DIR
+set -euo pipefail
+src=$1 build=$2
+targets=(genai_continuous_batching_test)
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE_THREAD=ON \
+  -DKILN_BUILD_BENCH=OFF > "$build.configure.log"
+cmake --build "$build" --target "${targets[@]}"
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=4"
+export KILN_LOG_LEVEL=error
+for target in "${targets[@]}"; do
+  echo "== $target under ThreadSanitizer"
+  "$(find "$build/tests" -name "$target" -type f -perm -u+x | head -n 1)"
+done
