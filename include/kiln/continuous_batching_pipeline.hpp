@@ -38,6 +38,8 @@ struct PipelineMetrics {
   std::int64_t num_kv_blocks = 0;
   std::int64_t num_steps = 0;
   std::int64_t num_preemptions = 0;             // sequences whose KV was freed for room (they recompute)
+  std::int64_t prefix_cache_queries = 0;        // prompt tokens looked up in the prefix cache
+  std::int64_t prefix_cache_hits = 0;           // of those, found there (not computed again)
   std::int64_t num_prompt_tokens = 0;           // of requests added
   std::int64_t num_computed_prompt_tokens = 0;  // of ended requests' prompts, computed (not reused)
   std::int64_t num_generated_tokens = 0;        // by ended requests, over all their sequences

@@ -12,6 +12,9 @@ struct SchedulerConfig {
   // KV cache size in blocks of PipelineProperties::kv_block_size tokens; 0: room for
   // PipelineProperties::kv_cache_sequences sequences at full context.
   std::int64_t num_kv_blocks = 0;
+  // Full KV blocks are kept by content after their sequence ends, and a prompt starting with
+  // the same tokens reuses them instead of computing them again (until the space is needed).
+  bool enable_prefix_caching = true;
 };
 
 }  // namespace kiln

@@ -236,6 +236,8 @@ PipelineMetrics ContinuousBatchingPipeline::get_metrics() const {
           .num_kv_blocks = m.num_kv_blocks,
           .num_steps = m.steps,
           .num_preemptions = m.preemptions,
+          .prefix_cache_queries = m.prefix_cache_queries,
+          .prefix_cache_hits = m.prefix_cache_hits,
           .num_prompt_tokens = m.prompt_tokens,
           .num_computed_prompt_tokens = m.computed_prompt_tokens,
           .num_generated_tokens = m.generated_tokens,

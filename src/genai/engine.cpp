@@ -6,6 +6,7 @@
 #include "genai/draft_proposer.hpp"
 #include "genai/prompt_lookup.hpp"
 #include "genai/speculation_controller.hpp"
+#include "kv/block_hash.hpp"
 #include "util/error.hpp"
 
 namespace kiln::genai {
@@ -19,6 +20,19 @@ std::int64_t candidates_per_step(const GenerationConfig& c) {
   return c.assistant_confidence_threshold > 0 ? GenerationConfig::kMaxAssistantTokens : kDefaultCandidates;
 }
 
+// Keys and values differ between models and KV precisions for the same tokens: the salt keeps
+// their cached blocks apart (a pool belongs to one model, but the hashes also leave the engine
+// in metrics and, later, in KV events).
+std::uint64_t prefix_cache_salt(const models::LanguageModel& model) {
+  const models::KvCacheLayout& kv = model.kv_cache_layout();
+  const ir::ModelConfig& c = model.config();
+  const std::int32_t fields[] = {static_cast<std::int32_t>(c.num_layers), static_cast<std::int32_t>(c.hidden_size),
+                                 static_cast<std::int32_t>(c.vocab_size), static_cast<std::int32_t>(kv.num_kv_heads),
+                                 static_cast<std::int32_t>(kv.head_dim),  static_cast<std::int32_t>(kv.block_size),
+                                 static_cast<std::int32_t>(kv.precision), static_cast<std::int32_t>(kv.u8_group_size)};
+  return kv::hash_block(0, fields);
+}
+
 }  // namespace
 
 Engine::Engine(models::LanguageModel& model, sched::SchedulerConfig scheduler_config)
@@ -30,7 +44,9 @@ Engine::Engine(models::LanguageModel& model, EngineOptions options)
       scheduler_(options.scheduler),
       tokenizer_(options.tokenizer),
       adaptive_speculation_(options.adaptive_speculation),
-      max_context_tokens_(std::min(model.config().max_position_embeddings, model.kv_cache_layout().num_tokens())) {
+      max_context_tokens_(std::min(model.config().max_position_embeddings, model.kv_cache_layout().num_tokens())),
+      prefix_caching_(options.scheduler.enable_prefix_caching),
+      prefix_salt_(prefix_cache_salt(model)) {
   if (options.max_context_tokens > 0) max_context_tokens_ = std::min(max_context_tokens_, options.max_context_tokens);
   if (options.draft_model != nullptr) {
     drafter_ = std::make_unique<DraftProposer>(*options.draft_model, model.config().vocab_size);
@@ -364,6 +380,7 @@ void Engine::execute(const sched::ScheduleOutput& plan) {
     const std::int64_t first_position = s.num_computed;
     s.num_computed += batch_tokens_[b];
     s.step_tokens = batch_tokens_[b];
+    if (prefix_caching_) cache_computed_blocks(s);
     const std::int64_t rows = models::logits_rows(batch_[b]);
     if (rows == 0) continue;
     if (r.scores_prompt()) {
@@ -389,6 +406,9 @@ void Engine::step() {
   waiting_.clear();
   scheduled_.clear();
   for (const ScheduledSequence& q : running_) (q.sequence->logit_rows > 0 ? waiting_ : scheduled_).push_back(q);
+  if (prefix_caching_) {
+    for (const ScheduledSequence& q : scheduled_) reuse_cached_prefix(*q.request, *q.sequence);
+  }
   sched::ScheduleOutput plan = schedule();
   if (plan.chunks.empty()) {
     // Waiting beams hold blocks that no one else can use while they wait: free them (their

@@ -98,8 +98,10 @@ class Engine {
   std::int64_t num_kv_blocks() const { return pool_.num_blocks(); }
 
   struct Counters {
-    std::int64_t steps = 0;        // step() calls that ran the model
-    std::int64_t preemptions = 0;  // sequences whose blocks were freed to make room (they recompute)
+    std::int64_t steps = 0;                 // step() calls that ran the model
+    std::int64_t preemptions = 0;           // sequences whose blocks were freed to make room (they recompute)
+    std::int64_t prefix_cache_queries = 0;  // prompt tokens looked up in the prefix cache
+    std::int64_t prefix_cache_hits = 0;     // of those, found (their keys and values reused)
   };
   const Counters& counters() const { return counters_; }
   // Unfinished requests with KV blocks (running) and without (waiting for room, or preempted).
@@ -117,6 +119,11 @@ class Engine {
 
   void start_sequence(RequestState& r, std::vector<std::int32_t> prompt, std::optional<CachedPrefix> prefix);
   void collect_running();
+  // Prefix caching (engine_prefix_cache.cpp): a sequence without blocks takes the cached blocks
+  // of its longest cached prefix; computed full blocks are put in the cache.
+  void reuse_cached_prefix(RequestState& r, Sequence& s);
+  void cache_computed_blocks(Sequence& s);
+  void hash_blocks(Sequence& s, std::size_t count) const;
   void propose_candidates();
   sched::ScheduleOutput schedule();  // over scheduled_
   void execute(const sched::ScheduleOutput& plan);
@@ -139,6 +146,8 @@ class Engine {
   std::unique_ptr<DraftProposer> drafter_;
   bool adaptive_speculation_ = true;
   std::int64_t max_context_tokens_;
+  bool prefix_caching_;
+  std::uint64_t prefix_salt_;  // the first block's parent hash: this model's KV layout
   std::map<RequestId, std::unique_ptr<RequestState>> requests_;  // ordered by id = arrival
   RequestId next_id_ = 0;
   Stopwatch clock_;

@@ -234,6 +234,8 @@ void EngineLoop::update_metrics(double step_ms) {
   metrics_.max_used_kv_blocks = std::max(metrics_.max_used_kv_blocks, used);
   metrics_.steps = engine_.counters().steps;
   metrics_.preemptions = engine_.counters().preemptions;
+  metrics_.prefix_cache_queries = engine_.counters().prefix_cache_queries;
+  metrics_.prefix_cache_hits = engine_.counters().prefix_cache_hits;
   if (step_ms > 0) {
     metrics_.sum_kv_usage += double(used) / double(metrics_.num_kv_blocks);
     metrics_.step_ms += step_ms;

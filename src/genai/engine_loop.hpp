@@ -35,6 +35,8 @@ struct LoopMetrics {
   double sum_kv_usage = 0;  // over steps, of used / total, for the average
   std::int64_t steps = 0;
   std::int64_t preemptions = 0;
+  std::int64_t prefix_cache_queries = 0;    // prompt tokens looked up
+  std::int64_t prefix_cache_hits = 0;       // of those, found
   std::int64_t prompt_tokens = 0;           // of requests admitted
   std::int64_t computed_prompt_tokens = 0;  // of those, computed (the rest came from a cache)
   std::int64_t generated_tokens = 0;        // committed, over every sequence

@@ -45,6 +45,10 @@ struct Sequence {
   std::int64_t num_computed = 0;     // tokens whose keys and values are cached
   std::int64_t step_tokens = 0;      // tokens the last step computed for it
   kv::BlockTable blocks;
+  // Prefix caching: the hash chain of the sequence's leading full blocks (by content, so it
+  // outlives preemption), and how many of its blocks are in the cache (found there or put there).
+  std::vector<std::uint64_t> block_hashes;
+  std::size_t num_cached_blocks = 0;
   GenerationFinishReason finish_reason = GenerationFinishReason::NONE;
   double score = 0;                    // summed log-probabilities of the generated tokens (beam search: its own score)
   std::vector<TokenLogprob> logprobs;  // when GenerationConfig::logprobs > 0

@@ -39,6 +39,10 @@ class BlockTable {
   void truncate(std::int64_t num_tokens);
   // Gives every block back.
   void clear();
+  // Adds a block the caller holds a reference to (BlockPool::find_cached) after the last one;
+  // the table owns that reference now.
+  void append(std::int32_t block) { blocks_.push_back(block); }
+  BlockPool& pool() const { return *pool_; }
   // A second table sharing all of this one's blocks (each gains a reference).
   BlockTable fork() const;
 

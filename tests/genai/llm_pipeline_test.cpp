@@ -169,11 +169,16 @@ TEST(LLMPipeline, ChatReusesTheKvCacheAndMatchesStatelessGeneration) {
   const RawPerfMetrics& raw = second.perf_metrics.raw;
   EXPECT_LE(raw.num_prefilled_tokens[0], raw.num_input_tokens[0] - first.perf_metrics.raw.num_input_tokens[0])
       << raw.num_prefilled_tokens[0];
-  // Oracle: the same conversation generated from scratch.
+  // Oracle: the same conversation, stateless, on a pipeline without any cached KV.
   ChatHistory upto({history[0], history[1], history[2], {"user", "The quick brown fox"}});
-  const DecodedResults stateless = pipe.generate(upto, c);
+  LLMPipeline fresh = pipeline();
+  const DecodedResults stateless = fresh.generate(upto, c);
   EXPECT_EQ(stateless.tokens[0], second.tokens[0]);
   EXPECT_EQ(stateless.perf_metrics.raw.num_prefilled_tokens[0], stateless.perf_metrics.raw.num_input_tokens[0]);
+  // On the chat's own pipeline, the prefix cache serves the stateless call the same answer.
+  const DecodedResults cached = pipe.generate(upto, c);
+  EXPECT_EQ(cached.tokens[0], second.tokens[0]);
+  EXPECT_LT(cached.perf_metrics.raw.num_prefilled_tokens[0], cached.perf_metrics.raw.num_input_tokens[0]);
   pipe.finish_chat();
   EXPECT_TRUE(pipe.get_chat_history().empty());
 }
