@@ -12,6 +12,10 @@ struct SchedulerConfig {
   // KV cache size in blocks of PipelineProperties::kv_block_size tokens; 0: room for
   // PipelineProperties::kv_cache_sequences sequences at full context.
   std::int64_t num_kv_blocks = 0;
+  // Chunked prefill: a prompt that does not fit a step's remaining budget is cut, its chunks
+  // sharing steps with other sequences' decode tokens. false: a prompt waits for a step with room
+  // for all of it (cut only when even an empty step could not hold it).
+  bool dynamic_split_fuse = true;
   // Full KV blocks are kept by content after their sequence ends, and a prompt starting with
   // the same tokens reuses them instead of computing them again (until the space is needed).
   bool enable_prefix_caching = true;

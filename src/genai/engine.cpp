@@ -418,6 +418,7 @@ void Engine::step() {
       if (q.sequence->blocks.blocks().empty()) continue;
       q.sequence->blocks.clear();
       q.sequence->num_computed = 0;
+      q.sequence->admitted = false;
       freed = true;
     }
     if (freed) plan = schedule();
@@ -440,11 +441,15 @@ void Engine::step() {
 sched::ScheduleOutput Engine::schedule() {
   schedulable_.clear();
   for (const ScheduledSequence& q : scheduled_) {
-    schedulable_.push_back(
-        {static_cast<std::int64_t>(q.sequence->tokens.size()), q.sequence->num_computed, &q.sequence->blocks});
+    schedulable_.push_back({static_cast<std::int64_t>(q.sequence->tokens.size()), q.sequence->num_computed,
+                            &q.sequence->blocks, !q.sequence->admitted});
   }
   sched::ScheduleOutput plan = scheduler_.schedule(schedulable_);
-  for (std::size_t i : plan.preempted) scheduled_[i].sequence->num_computed = 0;
+  for (std::size_t i : plan.preempted) {
+    scheduled_[i].sequence->num_computed = 0;
+    scheduled_[i].sequence->admitted = false;
+  }
+  for (const sched::ScheduledChunk& c : plan.chunks) scheduled_[c.sequence].sequence->admitted = true;
   counters_.preemptions += static_cast<std::int64_t>(plan.preempted.size());
   return plan;
 }

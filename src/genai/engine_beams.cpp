@@ -34,6 +34,9 @@ void Engine::update_beams(RequestState& r) {
       beam = std::make_unique<Sequence>(parent->blocks.fork());
       beam->tokens = parent->tokens;
       beam->num_computed = parent->num_computed;
+      beam->admitted = parent->admitted;
+      beam->block_hashes = parent->block_hashes;
+      beam->num_cached_blocks = parent->num_cached_blocks;
       beam->logprobs = parent->logprobs;
     }
     beam->tokens.push_back(c.token);

@@ -60,6 +60,9 @@ void Engine::fork_samples(RequestState& r) {
     auto s = std::make_unique<Sequence>(parent.blocks.fork());
     s->tokens = parent.tokens;
     s->num_computed = parent.num_computed;
+    s->admitted = parent.admitted;
+    s->block_hashes = parent.block_hashes;
+    s->num_cached_blocks = parent.num_cached_blocks;
     s->logits = parent.logits;
     s->logit_rows = parent.logit_rows;
     s->text = make_text_stream(r.config);

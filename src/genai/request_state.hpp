@@ -44,6 +44,7 @@ struct Sequence {
   std::vector<std::int32_t> tokens;  // prompt, then generated tokens (then, within a step, candidates)
   std::int64_t num_computed = 0;     // tokens whose keys and values are cached
   std::int64_t step_tokens = 0;      // tokens the last step computed for it
+  bool admitted = false;             // scheduled since it (re)started; preemption clears it
   kv::BlockTable blocks;
   // Prefix caching: the hash chain of the sequence's leading full blocks (by content, so it
   // outlives preemption), and how many of its blocks are in the cache (found there or put there).

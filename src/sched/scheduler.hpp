@@ -3,9 +3,13 @@
 // chunks that share a step with other sequences' single decode tokens, within a token budget.
 // It reserves the KV blocks each chunk needs (with private copies of blocks a forked sequence
 // shares and would write) and, when the pool runs dry, preempts the newest sequence (its blocks
-// are freed and it will recompute). It never touches tensors.
+// are freed and it will recompute). A sequence holding no blocks (new, or preempted) is admitted
+// only while the pool keeps a watermark of free blocks after its chunk, so a new prompt never
+// forces a running sequence out; waiting sequences are admitted first come, first served, so
+// none starves. It never touches tensors.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -22,6 +26,9 @@ struct SchedulableSequence {
   std::int64_t num_tokens = 0;    // tokens known: prompt + generated
   std::int64_t num_computed = 0;  // of those, tokens whose keys and values are cached
   kv::BlockTable* blocks = nullptr;
+  // Not admitted yet (new, or preempted): it has computed nothing since it (re)started. It may
+  // hold blocks already: a cached prefix it found.
+  bool waiting = false;
 };
 
 struct ScheduledChunk {
@@ -44,6 +51,9 @@ class Scheduler {
   ScheduleOutput schedule(std::span<SchedulableSequence> sequences);
 
   const SchedulerConfig& config() const { return config_; }
+
+  // Free blocks admission leaves in the pool while any sequence runs: 1% of it, at least one.
+  static std::int64_t watermark_blocks(std::int64_t num_blocks) { return std::max<std::int64_t>(1, num_blocks / 100); }
 
  private:
   SchedulerConfig config_;

@@ -53,5 +53,56 @@ TEST(Scheduler, RespectsMaxNumSeqs) {
   EXPECT_KILN_ERROR(Scheduler({.max_num_batched_tokens = 0}), "max_num_batched_tokens");
 }
 
+// A new sequence starts only while the pool keeps its watermark of free blocks, so it never
+// pushes a running one out; the waiting ones after it wait too (first come, first served), but
+// running ones after it are still served.
+TEST(Scheduler, AdmitsWaitingSequencesAboveTheWatermarkInArrivalOrder) {
+  kv::BlockPool pool(10);  // watermark: 1 block
+  kv::BlockTable running(pool, 4), first(pool, 4), second(pool, 4), later_running(pool, 4);
+  ASSERT_TRUE(running.reserve(16));        // 4 blocks
+  ASSERT_TRUE(later_running.reserve(12));  // 3 blocks: 3 free
+  std::vector<SchedulableSequence> seqs{{17, 16, &running},
+                                        {12, 0, &first, /*waiting=*/true},  // needs 3: would leave 0 (< 1)
+                                        {4, 0, &second, /*waiting=*/true},  // needs 1, but first came first
+                                        {13, 12, &later_running}};
+  Scheduler s({.max_num_batched_tokens = 64, .max_num_seqs = 8});
+  const auto out = s.schedule(seqs);
+  ASSERT_EQ(out.chunks.size(), 2u);
+  EXPECT_EQ(out.chunks[0].sequence, 0u);
+  EXPECT_EQ(out.chunks[1].sequence, 3u);
+  EXPECT_TRUE(out.preempted.empty());
+  EXPECT_TRUE(first.blocks().empty());
+  EXPECT_TRUE(second.blocks().empty());
+  // With nothing running, a waiting sequence may take the whole pool.
+  kv::BlockPool small(3);
+  kv::BlockTable only(small, 4);
+  std::vector<SchedulableSequence> alone{{12, 0, &only, true}};
+  EXPECT_EQ(s.schedule(alone).chunks.size(), 1u);
+  EXPECT_EQ(small.num_free(), 0);
+}
+
+TEST(Scheduler, WithoutSplitFusePromptsAreNeverCut) {
+  kv::BlockPool pool(64);
+  kv::BlockTable decode(pool, 4), big(pool, 4), small(pool, 4);
+  ASSERT_TRUE(decode.reserve(8));
+  std::vector<SchedulableSequence> seqs{{9, 8, &decode}, {30, 0, &big, true}, {5, 0, &small, true}};
+  Scheduler split({.max_num_batched_tokens = 20, .max_num_seqs = 8});
+  auto out = split.schedule(seqs);
+  ASSERT_EQ(out.chunks.size(), 2u);
+  EXPECT_EQ(out.chunks[1].num_tokens, 19);  // cut
+  big.clear();
+  seqs[1].num_computed = 0;
+  Scheduler whole({.max_num_batched_tokens = 20, .max_num_seqs = 8, .dynamic_split_fuse = false});
+  out = whole.schedule(seqs);
+  ASSERT_EQ(out.chunks.size(), 1u);  // the big prompt waits, and the small one behind it too
+  EXPECT_EQ(out.chunks[0].sequence, 0u);
+  // A prompt longer than any step is cut all the same (alone in its step), or it would never run.
+  kv::BlockTable huge(pool, 4);
+  std::vector<SchedulableSequence> only{{50, 0, &huge, true}};
+  out = whole.schedule(only);
+  ASSERT_EQ(out.chunks.size(), 1u);
+  EXPECT_EQ(out.chunks[0].num_tokens, 20);
+}
+
 }  // namespace
 }  // namespace kiln::sched
