@@ -2,6 +2,8 @@
 // [--new-tokens 128] [--warmup 2] [--runs 5] [--draft DIR] [--json FILE]`: pipeline load time,
 // TTFT, TPOT and throughput (mean ± std over the runs), prefill tokens/s and peak RSS, measured
 // as OpenVINO GenAI's benchmark does (greedy, EOS ignored). The work is eval/benchmark.cpp.
+// With `--concurrency N [--requests M]`: N users at once on a ContinuousBatchingPipeline, output
+// tokens/s and TTFT / TPOT / inter-token / end-to-end percentiles (eval/serving_benchmark.cpp).
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
@@ -9,6 +11,8 @@
 #include "cli/json_output.hpp"
 #include "cli/option_checks.hpp"
 #include "eval/benchmark.hpp"
+#include "eval/serving_benchmark.hpp"
+#include "util/error.hpp"
 
 namespace kiln::cli {
 namespace {
@@ -17,7 +21,42 @@ struct BenchFlags {
   std::string model, draft, json;
   DeviceFlags device;
   std::int64_t prompt_tokens = 26, new_tokens = 128, warmup = 2, runs = 5;
+  std::int64_t concurrency = 0, requests = 0, max_num_batched_tokens = 2048;
 };
+
+void print(const eval::ServingBenchmarkResult& r) {
+  const auto p = [](const eval::Percentiles& v) {
+    return fmt::format("mean {:8.2f}  p50 {:8.2f}  p90 {:8.2f}  p99 {:8.2f} ms", v.mean, v.p50, v.p90, v.p99);
+  };
+  const eval::ServingBenchmarkOptions& o = r.options;
+  fmt::print("kiln bench: {} on {}, {} requests, {} at a time\n", o.model.string(), o.device, o.requests,
+             o.concurrency);
+  fmt::print("  {} prompt tokens (distinct), {} new tokens, greedy, EOS ignored\n", o.prompt_tokens, o.new_tokens);
+  fmt::print("  load        {:.2f} ms\n", r.load_ms);
+  fmt::print("  output      {:.2f} tokens/s ({} tokens in {:.2f} s, {:.2f} requests/s)\n", r.output_tokens_per_s,
+             r.generated_tokens, r.wall_s, r.requests_per_s);
+  fmt::print("  TTFT        {}\n", p(r.ttft_ms));
+  fmt::print("  TPOT        {}\n", p(r.tpot_ms));
+  fmt::print("  ITL         {}\n", p(r.itl_ms));
+  fmt::print("  end-to-end  {}\n", p(r.e2e_ms));
+  fmt::print("  KV cache    {:.1f}% at most, {} preemptions\n", r.max_cache_usage, r.preemptions);
+}
+
+void run_serving(const BenchFlags& f) {
+  eval::ServingBenchmarkOptions o;
+  o.model = f.model.empty() ? default_model_dir() : std::filesystem::path(f.model);
+  o.device = f.device.device;
+  o.properties = device_property_map(f.device);
+  o.prompt_tokens = f.prompt_tokens;
+  o.new_tokens = f.new_tokens;
+  o.concurrency = f.concurrency;
+  o.requests = f.requests > 0 ? f.requests : 4 * f.concurrency;
+  o.max_num_batched_tokens = f.max_num_batched_tokens;
+  JsonOutput json(f.json);
+  const eval::ServingBenchmarkResult r = eval::run_serving_benchmark(o);
+  print(r);
+  json.write(eval::to_json(r));
+}
 
 void print(const eval::BenchmarkResult& r) {
   const auto pm = [](MeanStd v, const char* unit) { return fmt::format("{:.2f} ± {:.2f} {}", v.mean, v.std, unit); };
@@ -38,6 +77,11 @@ void print(const eval::BenchmarkResult& r) {
 }
 
 void run(const BenchFlags& f) {
+  if (f.concurrency > 0) {
+    if (!f.draft.empty()) fail("bench: --draft is not measured with --concurrency yet");
+    return run_serving(f);
+  }
+  if (f.requests > 0) fail("bench: --requests needs --concurrency");
   eval::BenchmarkOptions o;
   o.model = f.model.empty() ? default_model_dir() : std::filesystem::path(f.model);
   if (!f.draft.empty()) o.draft = f.draft;
@@ -67,6 +111,15 @@ void register_bench_command(CLI::App& app) {
   cmd->add_option("--warmup", f->warmup, "Unmeasured runs first")->capture_default_str()->check(at_least(0));
   cmd->add_option("--runs", f->runs, "Measured runs")->capture_default_str()->check(at_least(1));
   cmd->add_option("--draft", f->draft, "Draft model for speculative decoding");
+  cmd->add_option("--concurrency", f->concurrency,
+                  "Serve this many requests at once (continuous batching) and report percentiles")
+      ->check(at_least(1));
+  cmd->add_option("--requests", f->requests, "With --concurrency: requests in all (default: 4 x concurrency)")
+      ->check(at_least(1));
+  cmd->add_option("--max-num-batched-tokens", f->max_num_batched_tokens,
+                  "With --concurrency: tokens one step may compute (the scheduler's budget)")
+      ->capture_default_str()
+      ->check(at_least(1));
   cmd->add_option("--json", f->json, "Also write the results as JSON to this file");
   cmd->callback([f] { run(*f); });
 }
