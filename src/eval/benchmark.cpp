@@ -59,6 +59,8 @@ BenchmarkResult run_benchmark(const BenchmarkOptions& o) {
   properties.context_tokens = o.prompt_tokens + o.new_tokens + 16;
   properties.kv_cache_sequences = 1;
   properties.adaptive_speculation = false;  // the same work every run
+  // Every run repeats the prompt: a prefix cache would serve it from the first run's blocks.
+  properties.scheduler.enable_prefix_caching = false;
   if (o.draft) properties.draft = draft_model(*o.draft, o.device);
   Stopwatch load_clock;
   LLMPipeline pipe(o.model, o.device, properties);
@@ -82,6 +84,7 @@ BenchmarkResult run_benchmark(const BenchmarkOptions& o) {
     run.tpot_ms = mean_std(raw.token_latencies_ms).mean;
     run.generate_ms = raw.generate_durations_ms.front();
     run.prompt_tokens = static_cast<std::int64_t>(raw.num_input_tokens.front());
+    run.prefilled_tokens = static_cast<std::int64_t>(raw.num_prefilled_tokens.front());
     run.generated_tokens = static_cast<std::int64_t>(raw.num_generated_tokens.front());
     if (run.prompt_tokens != o.prompt_tokens) {
       fail("bench: a run took {} prompt tokens, expected {}", run.prompt_tokens, o.prompt_tokens);
@@ -112,6 +115,7 @@ Json to_json(const BenchmarkResult& r) {
                     {"tpot_ms", inter_token(r, run.tpot_ms)},
                     {"generate_ms", run.generate_ms},
                     {"prompt_tokens", run.prompt_tokens},
+                    {"prefilled_tokens", run.prefilled_tokens},
                     {"generated_tokens", run.generated_tokens}});
   }
   Json properties = Json::object();

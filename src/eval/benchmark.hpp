@@ -36,6 +36,7 @@ struct BenchmarkRun {
   double tpot_ms = 0;  // mean latency of the tokens after the first
   double generate_ms = 0;
   std::int64_t prompt_tokens = 0;
+  std::int64_t prefilled_tokens = 0;  // of those, computed in this run (all: no cache serves a run)
   std::int64_t generated_tokens = 0;
 };
 

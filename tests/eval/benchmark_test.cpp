@@ -60,6 +60,7 @@ TEST(Benchmark, RunsDoTheSameWorkAndTheAggregatesFollowFromThem) {
   EXPECT_GT(r.peak_rss_bytes, 0u);
   for (const BenchmarkRun& run : r.runs) {
     EXPECT_EQ(run.prompt_tokens, 30);
+    EXPECT_EQ(run.prefilled_tokens, 30);  // the same prompt every run, never served from a cache
     EXPECT_EQ(run.generated_tokens, 12);
     EXPECT_GT(run.ttft_ms, 0);
     EXPECT_GT(run.tpot_ms, 0);
