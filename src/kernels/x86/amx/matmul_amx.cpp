@@ -2,18 +2,20 @@
 // (TDPBF16PS), for 16-token tiles; decode GEMV, f32-activation families and the token remainder
 // (n % 16) use the AVX-512 kernels. The packed avx512 layouts are already AMX "B" tiles: 16
 // consecutive int8 k-chunks (16 rows × 4 codes, 64 bytes each) are one 64-column B tile, 16 bf16
-// k-pairs one 32-column B tile; int4 is unpacked to u8 one k-step at a time.
+// k-pairs one 32-column B tile; int4 is unpacked to u8 once per tile, for every token block.
 // NOTE: written against the Intel SDM. kernels_test checks
 // these kernels on an emulation of the tile instructions (tests/kernels/amx_emulation.cpp) and
 // runs its amx cases on the real instructions only where the CPU has them.
 #include <immintrin.h>
 
 #include <cstring>
+#include <vector>
 
 #include "kernels/matmul.hpp"
 #include "kernels/x86/amx/amx_kernels.hpp"
 #include "kernels/x86/avx512/avx512_kernels.hpp"
 #include "kernels/x86/avx512/avx512_tile_io.hpp"
+#include "kernels/x86/avx512/int8_blocks_avx512.hpp"
 
 namespace kiln::kernels {
 namespace {
@@ -31,15 +33,19 @@ struct alignas(64) TileConfig {
 };
 
 // tmm0 = C [16 tokens × 16 rows, 4-byte], tmm1 = A [16 tokens × a_bytes], tmm2 = B
-// [a_bytes / 4 rows × 64 bytes]. TILECFG is per thread, so every call configures its own.
+// [a_bytes / 4 rows × 64 bytes]; tmm3-5 the same again (a second set, so one block's products
+// run while the previous block's are read out). TILECFG is per thread, so every call configures
+// its own.
 void configure_tiles(std::uint16_t a_bytes) {
   TileConfig cfg;
-  cfg.colsb[0] = 64;
-  cfg.rows[0] = 16;
-  cfg.colsb[1] = a_bytes;
-  cfg.rows[1] = 16;
-  cfg.colsb[2] = 64;
-  cfg.rows[2] = static_cast<std::uint8_t>(a_bytes / 4);
+  for (int set = 0; set < 2; ++set) {
+    cfg.colsb[3 * set] = 64;
+    cfg.rows[3 * set] = 16;
+    cfg.colsb[3 * set + 1] = a_bytes;
+    cfg.rows[3 * set + 1] = 16;
+    cfg.colsb[3 * set + 2] = 64;
+    cfg.rows[3 * set + 2] = static_cast<std::uint8_t>(a_bytes / 4);
+  }
   // NOTE: GCC 12's _tile_loadconfig tells the compiler it reads 8 bytes of the config, so at -O2
   // the stores above were dropped as dead and every tile kept 0 rows (tilezero then raised #UD on
   // real AMX hardware). This empty asm reads the whole struct, which keeps them.
@@ -72,16 +78,31 @@ void run_tail(MatmulFn avx512_fn, const PackedWeights& w, const MatmulArgs& a, s
   avx512_fn(w, tail, row_begin, row_end);
 }
 
-// int4 k-step: 64-byte int4 chunks (16 rows × 8 codes) -> u8 B rows (16 rows × 4 codes).
-void unpack_int4_step(const std::uint8_t* chunks, std::size_t k_step, std::uint8_t* b_rows) {
+// int4 columns [0, k_end): 64-byte int4 chunks (16 rows × 8 codes) -> u8 B rows (16 rows × 4
+// codes), column k's B row at k * 16, the int8 layout.
+void unpack_int4(const std::uint8_t* chunks, std::size_t k_end, std::uint8_t* b_rows) {
   const __m512i low = _mm512_set1_epi8(0x0F);
-  for (std::size_t c = 0; c < k_step / 8; ++c) {
+  for (std::size_t c = 0; c < k_end / 8; ++c) {
     const __m512i v = _mm512_loadu_si512(chunks + c * 64);
     _mm512_storeu_si512(b_rows + c * 128, _mm512_and_si512(v, low));
     _mm512_storeu_si512(b_rows + c * 128 + 64, _mm512_and_si512(_mm512_srli_epi16(v, 4), low));
   }
 }
 
+// One weight tile's B rows for the whole input width: int8 weights are already laid out so;
+// int4 weights are unpacked once per tile into `strip` and reused by every token block.
+template <bool kInt4>
+const std::uint8_t* b_rows(const std::uint8_t* tile, std::size_t in_rounded, std::vector<std::uint8_t>& strip) {
+  if constexpr (!kInt4) return tile;
+  strip.resize(in_rounded * 16);
+  unpack_int4(tile, in_rounded, strip.data());
+  return strip.data();
+}
+
+// Per token block: TDPBSUD over each integer block into C, then (as the AVX-512 GEMM does) one
+// int32 -> f32 conversion and one FMA by the activation scale per row, with the zero-point
+// correction and the weight scale applied once per weight group:
+//   Σ_b s_a,b Σ_{k∈b} (u - zp) q = Σ_b s_a,b Σ_{k∈b} u q  -  zp · Σ_b s_a,b Σ_{k∈b} q.
 template <bool kInt4, bool kAsym>
 void gemm_int8_amx(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
   const PackedLayout& l = w.layout;
@@ -89,52 +110,94 @@ void gemm_int8_amx(const PackedWeights& w, const MatmulArgs& a, std::size_t row_
   const std::size_t block = int8_block_columns(l, xq.group_size);
   const std::size_t k_step = block % 64 == 0 ? 64 : 32;
   const std::size_t in_rounded = (l.in + 31) / 32 * 32;
+  const std::size_t whole_row = (l.in + block - 1) / block;
+  const std::size_t blocks_per_act_group = xq.group_size >= l.in ? whole_row : xq.group_size / block;
+  const std::size_t blocks_per_weight_group = l.group_size >= l.in ? whole_row : l.group_size / block;
   const std::size_t tile_bytes = l.k_padded * (kInt4 ? 8 : 16);
   const std::size_t tokens = a.n / kTokens * kTokens;
-  const __m512i offset = _mm512_set1_epi32(kInt4 ? 8 : 128);
+  const bool one_chunk = block == kActivationChunk;
   alignas(64) std::int32_t c_tile[kTokens * kTileRows];
-  alignas(64) std::uint8_t b_unpacked[64 * 16];
+  alignas(64) float total[kTokens * kTileRows];
+  thread_local std::vector<std::uint8_t> strip;
   configure_tiles(static_cast<std::uint16_t>(k_step));
   for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end && tokens > 0; ++t) {
     const __mmask16 mask = avx512::row_mask(t, row_begin, row_end);
-    const std::uint8_t* tile = w.data() + t * tile_bytes;
+    const std::uint8_t* b = b_rows<kInt4>(w.data() + t * tile_bytes, in_rounded, strip);
     const std::uint16_t* scales = w.scales() + t * l.groups * kTileRows;
     const std::uint8_t* zeros = w.zeros() + t * l.groups * kTileRows;
     for (std::size_t i0 = 0; i0 < tokens; i0 += kTokens) {
-      __m512 acc[kTokens];
-      for (auto& v : acc) v = _mm512_setzero_ps();
-      for (std::size_t k0 = 0; k0 < l.in; k0 += block) {
+      __m512 group_acc[kTokens];
+      float zero_sum[kTokens];
+      for (std::size_t j = 0; j < kTokens; ++j) {
+        group_acc[j] = _mm512_setzero_ps();
+        zero_sum[j] = 0.0f;
+        _mm512_store_ps(total + j * kTileRows, _mm512_setzero_ps());
+      }
+      std::size_t act_group = 0, act_left = blocks_per_act_group;
+      std::size_t weight_group = 0, weight_left = blocks_per_weight_group;
+      // Block products into tile set `set` (tile numbers are immediates: one branch per set).
+      const auto issue = [&](std::size_t k0, int set) {
         const std::size_t k1 = std::min(k0 + block, in_rounded);
-        _tile_zero(0);
-        for (std::size_t k = k0; k < k1; k += k_step) {
-          _tile_loadd(1, xq.codes + i0 * xq.row_stride + k, static_cast<long>(xq.row_stride));
-          if constexpr (kInt4) {
-            unpack_int4_step(tile + k * 8, k_step, b_unpacked);
-            _tile_loadd(2, b_unpacked, 64);
-          } else {
-            _tile_loadd(2, tile + k * 16, 64);
+        const std::int8_t* a_rows = xq.codes + i0 * xq.row_stride;
+        const auto stride = static_cast<long>(xq.row_stride);
+        if (set == 0) {
+          _tile_zero(0);
+          for (std::size_t k = k0; k < k1; k += k_step) {
+            _tile_loadd(1, a_rows + k, stride);
+            _tile_loadd(2, b + k * 16, 64);
+            _tile_dpbsud(0, 1, 2);
           }
-          _tile_dpbsud(0, 1, 2);
+        } else {
+          _tile_zero(3);
+          for (std::size_t k = k0; k < k1; k += k_step) {
+            _tile_loadd(4, a_rows + k, stride);
+            _tile_loadd(5, b + k * 16, 64);
+            _tile_dpbsud(3, 4, 5);
+          }
         }
-        _tile_stored(0, c_tile, 64);
-        const std::size_t g = k0 / l.group_size;
-        const __m512 weight_scale = avx512::load_scales(scales + g * kTileRows);
-        const __m512i zp = kAsym ? avx512::load_zero_points(zeros + g * kTileRows) : offset;
+      };
+      issue(0, 0);
+      int set = 0;
+      for (std::size_t k0 = 0; k0 < l.in; k0 += block, set ^= 1) {
+        const std::size_t k1 = std::min(k0 + block, in_rounded);
+        if (k0 + block < l.in) issue(k0 + block, set ^ 1);  // runs while this block is read out
+        if (set == 0) {
+          _tile_stored(0, c_tile, 64);
+        } else {
+          _tile_stored(3, c_tile, 64);
+        }
+#pragma GCC unroll 16
         for (std::size_t j = 0; j < kTokens; ++j) {
           const std::size_t i = i0 + j;
-          std::int32_t sum_q = 0;
-          for (std::size_t c = k0 / kActivationChunk; c < k1 / kActivationChunk; ++c) {
-            sum_q += xq.chunk_sums[i * xq.chunks + c];
-          }
-          const __m512i dot = _mm512_sub_epi32(_mm512_load_si512(c_tile + j * kTileRows),
-                                               _mm512_mullo_epi32(zp, _mm512_set1_epi32(sum_q)));
-          const __m512 scale =
-              _mm512_mul_ps(weight_scale, _mm512_set1_ps(xq.scales[i * xq.groups + k0 / xq.group_size]));
-          acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[j]);
+          const float act_scale = xq.scales[i * xq.groups + act_group];
+          const std::int32_t* sums = xq.chunk_sums + i * xq.chunks;
+          const std::int32_t sum_q = one_chunk ? sums[k0 / kActivationChunk] : avx512::chunk_sum(sums, k0, k1);
+          zero_sum[j] += act_scale * static_cast<float>(sum_q);
+          group_acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c_tile + j * kTileRows)),
+                                         _mm512_set1_ps(act_scale), group_acc[j]);
         }
+        if (--act_left == 0) {
+          ++act_group;
+          act_left = blocks_per_act_group;
+        }
+        // Blocks divide the weight group (check_activation_groups), so a group ends on a block end.
+        if (--weight_left != 0 && k0 + block < l.in) continue;
+        const __m512 weight_scale = avx512::load_scales(scales + weight_group * kTileRows);
+        const __m512 zero_point = kAsym ? _mm512_cvtepi32_ps(avx512::load_zero_points(zeros + weight_group * kTileRows))
+                                        : _mm512_set1_ps(kInt4 ? 8.0f : 128.0f);  // sym codes are stored + 8 / + 128
+#pragma GCC unroll 16
+        for (std::size_t j = 0; j < kTokens; ++j) {
+          const __m512 exact = _mm512_fnmadd_ps(zero_point, _mm512_set1_ps(zero_sum[j]), group_acc[j]);
+          _mm512_store_ps(total + j * kTileRows,
+                          _mm512_fmadd_ps(exact, weight_scale, _mm512_load_ps(total + j * kTileRows)));
+          group_acc[j] = _mm512_setzero_ps();
+          zero_sum[j] = 0.0f;
+        }
+        ++weight_group;
+        weight_left = blocks_per_weight_group;
       }
       for (std::size_t j = 0; j < kTokens; ++j) {
-        avx512::store_tile(a.y + (i0 + j) * a.y_stride, t, mask, acc[j], a.bias);
+        avx512::store_tile(a.y + (i0 + j) * a.y_stride, t, mask, _mm512_load_ps(total + j * kTileRows), a.bias);
       }
     }
   }
