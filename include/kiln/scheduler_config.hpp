@@ -2,6 +2,7 @@
 // OpenVINO GenAI's SchedulerConfig.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace kiln {
@@ -12,6 +13,9 @@ struct SchedulerConfig {
   // KV cache size in blocks of PipelineProperties::kv_block_size tokens; 0: room for
   // PipelineProperties::kv_cache_sequences sequences at full context.
   std::int64_t num_kv_blocks = 0;
+  // When num_kv_blocks is 0: the KV cache's size in GiB (2^30 bytes), in blocks of the KV
+  // precision (KV_CACHE_PRECISION: f16 by default, u8 takes about half); 0: as said above.
+  std::size_t cache_size = 0;
   // Chunked prefill: a prompt that does not fit a step's remaining budget is cut, its chunks
   // sharing steps with other sequences' decode tokens. false: a prompt waits for a step with room
   // for all of it (cut only when even an empty step could not hold it).

@@ -11,16 +11,16 @@ ElementType parse_kv_precision_flag(std::string_view name) {
 }
 
 std::uint64_t kv_bytes_per_token(const ir::ModelConfig& config, const KvFormat& format) {
-  const auto head_dim = static_cast<std::uint64_t>(config.head_dim);
-  // One token's key (or value) vector of one KV head.
-  std::uint64_t head_bytes = element_bytes(format.precision, head_dim);
-  if (format.precision == ElementType::kU8) {
-    if (format.group_size <= 0) fail("--kv-group-size must be positive, got {}", format.group_size);
-    const auto group = static_cast<std::uint64_t>(format.group_size);
-    head_bytes += (head_dim + group - 1) / group * kU8KvParamBytesPerGroup;
+  if (format.precision == ElementType::kU8 && format.group_size <= 0) {
+    fail("--kv-group-size must be positive, got {}", format.group_size);
   }
-  return 2 * static_cast<std::uint64_t>(config.num_layers) * static_cast<std::uint64_t>(config.num_kv_heads) *
-         head_bytes;
+  models::KvCacheLayout layout;
+  layout.num_layers = config.num_layers;
+  layout.num_kv_heads = config.num_kv_heads;
+  layout.head_dim = config.head_dim;
+  layout.precision = format.precision;
+  layout.u8_group_size = format.group_size;
+  return layout.bytes_per_token();
 }
 
 }  // namespace kiln::eval

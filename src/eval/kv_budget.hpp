@@ -12,8 +12,6 @@
 
 namespace kiln::eval {
 
-inline constexpr std::int64_t kU8KvParamBytesPerGroup = 8;  // f32 scale + f32 zero point
-
 struct KvFormat {
   ElementType precision = ElementType::kF16;
   std::int64_t group_size = 32;  // u8 only

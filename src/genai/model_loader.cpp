@@ -33,6 +33,7 @@ LoadedModel load_model(const std::filesystem::path& dir, const LoadOptions& opti
                                                 {.context_tokens = options.context_tokens,
                                                  .max_sequences = options.max_sequences,
                                                  .num_blocks = options.num_blocks,
+                                                 .cache_bytes = options.cache_bytes,
                                                  .block_size = options.block_size});
   } catch (...) {
     compile_error = std::current_exception();

@@ -19,6 +19,7 @@ struct LoadOptions {
   std::int64_t context_tokens = 4096;  // KV cache capacity for one sequence; capped by the model
   std::int64_t max_sequences = 1;      // sequences the KV cache holds at full context
   std::int64_t num_blocks = 0;         // > 0: the KV cache's size in blocks, instead
+  std::uint64_t cache_bytes = 0;       // > 0 (num_blocks 0): the KV cache's size in bytes, instead
   std::int64_t block_size = 16;        // tokens per KV block
   // "CPU" (the compiled backend) or "REFERENCE" (the scalar oracle), with its properties.
   std::string device = "CPU";

@@ -14,6 +14,7 @@ LoadedModel load_for(const std::filesystem::path& dir, const std::string& device
   LoadOptions options{.context_tokens = p.context_tokens,
                       .max_sequences = p.kv_cache_sequences,
                       .num_blocks = p.scheduler.num_kv_blocks,
+                      .cache_bytes = static_cast<std::uint64_t>(p.scheduler.cache_size) << 30,
                       .block_size = p.kv_block_size,
                       .device = device};
   for (const auto& [name, value] : p.device_properties) runtime::set_device_property(options.properties, name, value);

@@ -18,6 +18,9 @@ struct KvCacheLayout {
   std::int64_t u8_group_size = 32;            // u8 only: one scale and zero point per this many values
 
   std::int64_t num_tokens() const { return num_blocks * block_size; }
+  // Keys and values of every layer for one token: 2 · layers · kv_heads · (head_dim values, and
+  // for u8 an f32 scale and an f32 zero point per group of u8_group_size values).
+  std::uint64_t bytes_per_token() const;
 };
 
 // One whole-block copy in the paged KV cache (every layer, keys and values): how a forked

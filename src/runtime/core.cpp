@@ -79,6 +79,17 @@ models::KvCacheLayout kv_cache_layout(const ir::ModelConfig& config, const KvCac
   kv.num_blocks = r.num_blocks > 0 ? r.num_blocks : r.max_sequences * ((context + kv.block_size - 1) / kv.block_size);
   kv.precision = precision;
   kv.u8_group_size = u8_group_size;
+  if (r.num_blocks <= 0 && r.cache_bytes > 0) {
+    kv.num_layers = config.num_layers;
+    kv.num_kv_heads = config.num_kv_heads;
+    kv.head_dim = config.head_dim;
+    const std::uint64_t block_bytes = kv.bytes_per_token() * static_cast<std::uint64_t>(kv.block_size);
+    kv.num_blocks = static_cast<std::int64_t>(r.cache_bytes / block_bytes);
+    if (kv.num_blocks == 0) {
+      fail("SchedulerConfig: cache_size of {} bytes holds no KV block: one block of {} tokens takes {} bytes at {}",
+           r.cache_bytes, kv.block_size, block_bytes, kv_precision_name(precision));
+    }
+  }
   return kv;
 }
 

@@ -25,7 +25,8 @@ namespace kiln::runtime {
 struct KvCacheRequest {
   std::int64_t context_tokens = 4096;
   std::int64_t max_sequences = 1;
-  std::int64_t num_blocks = 0;  // > 0: exactly this many blocks, whatever the two above say
+  std::int64_t num_blocks = 0;    // > 0: exactly this many blocks, whatever the others say
+  std::uint64_t cache_bytes = 0;  // > 0 (and num_blocks 0): as many blocks as fit in this many bytes
   std::int64_t block_size = 16;
 };
 

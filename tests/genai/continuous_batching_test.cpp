@@ -291,6 +291,33 @@ TEST(ContinuousBatching, SharedPrefixIsComputedOnceAndChangesNoToken) {
   EXPECT_EQ(uncached->get_metrics().prefix_cache_queries, 0);
 }
 
+// cache_size is a cap in GiB that counts the KV precision's bytes; num_kv_blocks overrides it.
+// Oracle: the layout arithmetic written out from the checkpoint's config.
+TEST(ContinuousBatching, CacheSizeIsAByteCapInTheKvPrecision) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  const ir::ModelConfig& c = g.checkpoint->config();
+  PipelineProperties properties;
+  properties.kv_block_size = 16;
+  const auto blocks_in_a_gib = [&](std::uint64_t value_bytes, std::uint64_t param_bytes_per_head) {
+    const std::uint64_t token = 2 * static_cast<std::uint64_t>(c.num_layers * c.num_kv_heads) *
+                                (static_cast<std::uint64_t>(c.head_dim) * value_bytes + param_bytes_per_head);
+    return static_cast<std::int64_t>((std::uint64_t{1} << 30) / (token * 16));
+  };
+  // On the CPU device, whose KV pool is mapped memory touched only where used.
+  properties.device_properties = {{"KV_CACHE_PRECISION", "f32"}};
+  ContinuousBatchingPipeline f32(testing::checkpoint_dir("llama3_tiny"), {.cache_size = 1}, "CPU", properties);
+  EXPECT_EQ(f32.get_metrics().num_kv_blocks, blocks_in_a_gib(4, 0));
+  // u8: a byte per value and an f32 scale and zero point per group of 32 values.
+  properties.device_properties = {{"KV_CACHE_PRECISION", "u8"}};
+  ContinuousBatchingPipeline u8(testing::checkpoint_dir("llama3_tiny"), {.cache_size = 1}, "CPU", properties);
+  const std::uint64_t groups = (static_cast<std::uint64_t>(c.head_dim) + 31) / 32;
+  EXPECT_EQ(u8.get_metrics().num_kv_blocks, blocks_in_a_gib(1, groups * 8));
+  EXPECT_EQ(u8.add_request(1, g.prompts[0].ids, greedy(4))->read_all()[0].generated_ids.size(), 4u);
+  ContinuousBatchingPipeline both(testing::checkpoint_dir("llama3_tiny"), {.num_kv_blocks = 20, .cache_size = 1}, "CPU",
+                                  properties);
+  EXPECT_EQ(both.get_metrics().num_kv_blocks, 20);
+}
+
 TEST(ContinuousBatching, HandlesOutliveThePipeline) {
   const auto g = testing::load_golden_checkpoint("llama3_tiny");
   auto pipe = make_pipeline();
