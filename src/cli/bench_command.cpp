@@ -21,7 +21,8 @@ struct BenchFlags {
   std::string model, draft, json;
   DeviceFlags device;
   std::int64_t prompt_tokens = 26, new_tokens = 128, warmup = 2, runs = 5;
-  std::int64_t concurrency = 0, requests = 0, max_num_batched_tokens = 2048;
+  std::int64_t concurrency = 0, requests = 0, max_num_batched_tokens = 2048, shared_prefix_tokens = 0;
+  bool no_prefix_caching = false;
 };
 
 void print(const eval::ServingBenchmarkResult& r) {
@@ -39,7 +40,8 @@ void print(const eval::ServingBenchmarkResult& r) {
   fmt::print("  TPOT        {}\n", p(r.tpot_ms));
   fmt::print("  ITL         {}\n", p(r.itl_ms));
   fmt::print("  end-to-end  {}\n", p(r.e2e_ms));
-  fmt::print("  KV cache    {:.1f}% at most, {} preemptions\n", r.max_cache_usage, r.preemptions);
+  fmt::print("  KV cache    {:.1f}% at most, {} preemptions, {} prompt tokens from the prefix cache{}\n",
+             r.max_cache_usage, r.preemptions, r.prefix_cache_hits, o.prefix_caching ? "" : " (off)");
 }
 
 void run_serving(const BenchFlags& f) {
@@ -52,6 +54,8 @@ void run_serving(const BenchFlags& f) {
   o.concurrency = f.concurrency;
   o.requests = f.requests > 0 ? f.requests : 4 * f.concurrency;
   o.max_num_batched_tokens = f.max_num_batched_tokens;
+  o.shared_prefix_tokens = f.shared_prefix_tokens;
+  o.prefix_caching = !f.no_prefix_caching;
   JsonOutput json(f.json);
   const eval::ServingBenchmarkResult r = eval::run_serving_benchmark(o);
   print(r);
@@ -81,7 +85,9 @@ void run(const BenchFlags& f) {
     if (!f.draft.empty()) fail("bench: --draft is not measured with --concurrency yet");
     return run_serving(f);
   }
-  if (f.requests > 0) fail("bench: --requests needs --concurrency");
+  if (f.requests > 0 || f.shared_prefix_tokens > 0 || f.no_prefix_caching) {
+    fail("bench: --requests, --shared-prefix-tokens and --no-prefix-caching need --concurrency");
+  }
   eval::BenchmarkOptions o;
   o.model = f.model.empty() ? default_model_dir() : std::filesystem::path(f.model);
   if (!f.draft.empty()) o.draft = f.draft;
@@ -120,6 +126,10 @@ void register_bench_command(CLI::App& app) {
                   "With --concurrency: tokens one step may compute (the scheduler's budget)")
       ->capture_default_str()
       ->check(at_least(1));
+  cmd->add_option("--shared-prefix-tokens", f->shared_prefix_tokens,
+                  "With --concurrency: every prompt starts with the same this many tokens (a system prompt)")
+      ->check(at_least(0));
+  cmd->add_flag("--no-prefix-caching", f->no_prefix_caching, "With --concurrency: turn the prefix cache off");
   cmd->add_option("--json", f->json, "Also write the results as JSON to this file");
   cmd->callback([f] { run(*f); });
 }

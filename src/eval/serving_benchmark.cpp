@@ -32,10 +32,13 @@ Percentiles summarize(const std::vector<double>& samples) {
   return p;
 }
 
-// The base prompt's ids with request `index` written into a position after the first token, so
-// prompts differ from their first KV block on (no request reuses another's cache).
-std::vector<std::int32_t> distinct_prompt(std::vector<std::int32_t> ids, std::int64_t index, std::int64_t vocab) {
-  const std::size_t at = ids.size() > 1 ? 1 : 0;
+// The base prompt's ids with request `index` written into the first position after the shared
+// prefix (after the first token when none is shared), so prompts differ from there on and no
+// request reuses more of another's cache than the shared prefix.
+std::vector<std::int32_t> distinct_prompt(std::vector<std::int32_t> ids, std::int64_t index, std::int64_t vocab,
+                                          std::int64_t shared_prefix) {
+  const auto at = static_cast<std::size_t>(
+      std::clamp<std::int64_t>(std::max<std::int64_t>(shared_prefix, 1), 0, static_cast<std::int64_t>(ids.size()) - 1));
   ids[at] = static_cast<std::int32_t>((static_cast<std::int64_t>(ids[at]) + 1 + index * 7919) % vocab);
   return ids;
 }
@@ -82,6 +85,10 @@ ServingBenchmarkResult run_serving_benchmark(const ServingBenchmarkOptions& o) {
   if (o.prompt_tokens <= 0 || o.new_tokens <= 0 || o.concurrency <= 0 || o.requests <= 0) {
     fail("bench: --prompt-tokens, --new-tokens, --concurrency and --requests must be positive");
   }
+  if (o.shared_prefix_tokens < 0 || o.shared_prefix_tokens >= o.prompt_tokens) {
+    fail("bench: --shared-prefix-tokens must be below --prompt-tokens ({}), got {}", o.prompt_tokens,
+         o.shared_prefix_tokens);
+  }
   ServingBenchmarkResult result;
   result.options = o;
   PipelineProperties properties;
@@ -110,7 +117,7 @@ ServingBenchmarkResult run_serving_benchmark(const ServingBenchmarkOptions& o) {
   config.stop_token_ids.clear();
 
   // One unmeasured request first: page in the weights, size the scratch buffers.
-  run_request(pipe, o.requests, distinct_prompt(base, o.requests, vocab), config);
+  run_request(pipe, o.requests, distinct_prompt(base, o.requests, vocab, o.shared_prefix_tokens), config);
 
   std::vector<RequestTiming> timings(static_cast<std::size_t>(o.requests));
   std::atomic<std::int64_t> next{0};
@@ -122,8 +129,8 @@ ServingBenchmarkResult run_serving_benchmark(const ServingBenchmarkOptions& o) {
     clients.emplace_back([&] {
       for (std::int64_t i = next++; i < o.requests; i = next++) {
         try {
-          timings[static_cast<std::size_t>(i)] =
-              run_request(pipe, static_cast<std::uint64_t>(i), distinct_prompt(base, i, vocab), config);
+          timings[static_cast<std::size_t>(i)] = run_request(
+              pipe, static_cast<std::uint64_t>(i), distinct_prompt(base, i, vocab, o.shared_prefix_tokens), config);
         } catch (...) {
           std::lock_guard lock(error_mutex);
           if (!error) error = std::current_exception();
@@ -153,6 +160,7 @@ ServingBenchmarkResult run_serving_benchmark(const ServingBenchmarkOptions& o) {
   const PipelineMetrics m = pipe.get_metrics();
   result.preemptions = m.num_preemptions;
   result.max_cache_usage = m.max_cache_usage;
+  result.prefix_cache_hits = m.prefix_cache_hits;
   return result;
 }
 
@@ -171,6 +179,8 @@ Json to_json(const ServingBenchmarkResult& r) {
           {"requests", r.options.requests},
           {"max_num_batched_tokens", r.options.max_num_batched_tokens},
           {"prefix_caching", r.options.prefix_caching},
+          {"shared_prefix_tokens", r.options.shared_prefix_tokens},
+          {"prefix_cache_hit_tokens", r.prefix_cache_hits},
           {"load_ms", r.load_ms},
           {"wall_s", r.wall_s},
           {"generated_tokens", r.generated_tokens},
