@@ -9,6 +9,7 @@
 #include "genai/chat_session.hpp"
 #include "genai/engine_loop.hpp"
 #include "genai/pipeline_models.hpp"
+#include "runtime/thread_pool.hpp"
 #include "util/error.hpp"
 
 namespace kiln {
@@ -106,7 +107,11 @@ class ContinuousBatchingPipeline::Impl {
        const PipelineProperties& properties)
       : models_(dir, device, with_scheduler(properties, scheduler)),
         loop_(std::make_shared<genai::EngineLoop>(*models_.main.model,
-                                                  models_.engine_options(with_scheduler(properties, scheduler)))) {}
+                                                  models_.engine_options(with_scheduler(properties, scheduler)))) {
+    // The engine thread inherited the CPU the model's pool pinned this thread to; this thread
+    // (and every thread it starts: clients, HTTP handlers) gets its own affinity back.
+    caller_affinity_.restore();
+  }
   ~Impl() { loop_->shut_down(); }  // before the models go: the engine thread steps them
 
   GenerationHandle add(std::uint64_t id, std::vector<std::int32_t> ids, const GenerationConfig& config) {
@@ -145,6 +150,7 @@ class ContinuousBatchingPipeline::Impl {
     return results;
   }
 
+  SavedThreadAffinity caller_affinity_;  // first: read before the models load
   genai::PipelineModels models_;
   std::shared_ptr<genai::EngineLoop> loop_;
   std::mutex text_mutex_;  // the chat template and the chat session are shared by callers

@@ -57,6 +57,15 @@ const std::vector<int>& allowed_cpus() {
   return cpus;
 }
 
+SavedThreadAffinity::SavedThreadAffinity() {
+  CPU_ZERO(&mask_);
+  valid_ = pthread_getaffinity_np(pthread_self(), sizeof(mask_), &mask_) == 0;
+}
+
+void SavedThreadAffinity::restore() const {
+  if (valid_) pthread_setaffinity_np(pthread_self(), sizeof(mask_), &mask_);
+}
+
 ThreadPool::ThreadPool(ThreadPoolOptions options) : options_(options) {
   const std::vector<int> cpus = allowed_cpus();
   const std::size_t n = options_.num_threads ? options_.num_threads : cpus.size();

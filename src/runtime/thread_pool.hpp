@@ -4,6 +4,8 @@
 // an idle pool costs nothing. Invariant: no heap allocation per call.
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +21,20 @@ namespace kiln {
 // The CPUs this process may run on (its affinity mask as the process started, not as a pinned
 // thread sees it now).
 const std::vector<int>& allowed_cpus();
+
+// The calling thread's CPU affinity, read now and put back by restore() (on the same thread). A
+// pinned pool narrows the thread that builds it to one CPU: right for a thread that then steps
+// the model, wrong for one that hands the model to an engine thread and goes on serving (every
+// thread it starts would inherit the one CPU).
+class SavedThreadAffinity {
+ public:
+  SavedThreadAffinity();
+  void restore() const;
+
+ private:
+  cpu_set_t mask_;
+  bool valid_ = false;
+};
 
 struct ThreadPoolOptions {
   std::size_t num_threads = 0;  // including the caller; 0 = the CPUs this process may run on

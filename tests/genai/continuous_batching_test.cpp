@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <atomic>
 #include <random>
 #include <thread>
@@ -316,6 +319,20 @@ TEST(ContinuousBatching, CacheSizeIsAByteCapInTheKvPrecision) {
   ContinuousBatchingPipeline both(testing::checkpoint_dir("llama3_tiny"), {.num_kv_blocks = 20, .cache_size = 1}, "CPU",
                                   properties);
   EXPECT_EQ(both.get_metrics().num_kv_blocks, 20);
+}
+
+// A latency-pinned pool pins the thread that builds it; the engine thread keeps that CPU, and the
+// caller gets its own affinity back (threads it starts later would otherwise share one CPU).
+TEST(ContinuousBatching, TheCallersCpuAffinityIsLeftAsItWas) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  cpu_set_t before, after;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(before), &before), 0);
+  PipelineProperties properties;
+  properties.device_properties = {{"PERFORMANCE_HINT", "LATENCY"}};
+  ContinuousBatchingPipeline pipe(testing::checkpoint_dir("llama3_tiny"), {}, "CPU", properties);
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(after), &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after));
+  EXPECT_EQ(pipe.add_request(1, g.prompts[0].ids, greedy(4))->read_all()[0].generated_ids.size(), 4u);
 }
 
 TEST(ContinuousBatching, HandlesOutliveThePipeline) {
