@@ -48,6 +48,18 @@ std::string text_with_tokens(const Tokenizer& tokenizer, std::int64_t count) {
   fail("cannot build a prompt of exactly {} tokens with this tokenizer", count);
 }
 
+GenerationConfig benchmark_config(GenerationConfig config, std::int64_t new_tokens) {
+  config.max_new_tokens = new_tokens;
+  config.max_length.reset();
+  config.min_new_tokens = 0;
+  config.ignore_eos = true;
+  config.do_sample = false;
+  config.apply_chat_template = false;
+  config.stop_strings.clear();
+  config.stop_token_ids.clear();
+  return config;
+}
+
 BenchmarkResult run_benchmark(const BenchmarkOptions& o) {
   if (o.prompt_tokens <= 0 || o.new_tokens <= 0 || o.warmup < 0 || o.runs <= 0) {
     fail("bench: --prompt-tokens, --new-tokens and --runs must be positive and --warmup not negative");
@@ -67,15 +79,7 @@ BenchmarkResult run_benchmark(const BenchmarkOptions& o) {
   result.load_ms = load_clock.elapsed_ms();
 
   result.prompt = text_with_tokens(pipe.get_tokenizer(), o.prompt_tokens);
-  GenerationConfig config = pipe.get_generation_config();
-  config.max_new_tokens = o.new_tokens;
-  config.max_length.reset();
-  config.min_new_tokens = 0;
-  config.ignore_eos = true;
-  config.do_sample = false;
-  config.apply_chat_template = false;
-  config.stop_strings.clear();
-  config.stop_token_ids.clear();
+  const GenerationConfig config = benchmark_config(pipe.get_generation_config(), o.new_tokens);
   for (std::int64_t i = 0; i < o.warmup + o.runs; ++i) {
     const DecodedResults r = pipe.generate(result.prompt, config);
     const RawPerfMetrics& raw = r.perf_metrics.raw;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/generation_config.hpp"
 #include "kiln/perf_metrics.hpp"
 #include "kiln/tokenizer.hpp"
 #include "util/json.hpp"
@@ -50,6 +51,10 @@ struct BenchmarkResult {
   MeanStd prefill_tokens_per_s;  // prompt tokens / TTFT per run
   std::uint64_t peak_rss_bytes = 0;
 };
+
+// The model's generation config made a benchmark's: greedy, EOS ignored and no stop strings or
+// tokens (so every run generates exactly new_tokens), the prompt taken as it is.
+GenerationConfig benchmark_config(GenerationConfig model_defaults, std::int64_t new_tokens);
 
 // Throws kiln::Error when the model does not load, the prompt cannot be built with exactly
 // prompt_tokens tokens, or a run produces a different number of tokens.

@@ -106,15 +106,7 @@ ServingBenchmarkResult run_serving_benchmark(const ServingBenchmarkOptions& o) {
   const Tokenizer& tokenizer = pipe.get_tokenizer();
   const std::vector<std::int32_t> base = tokenizer.encode(text_with_tokens(tokenizer, o.prompt_tokens));
   const std::int64_t vocab = tokenizer.vocab_size();
-  GenerationConfig config = pipe.get_config();
-  config.max_new_tokens = o.new_tokens;
-  config.max_length.reset();
-  config.min_new_tokens = 0;
-  config.ignore_eos = true;
-  config.do_sample = false;
-  config.apply_chat_template = false;
-  config.stop_strings.clear();
-  config.stop_token_ids.clear();
+  const GenerationConfig config = benchmark_config(pipe.get_config(), o.new_tokens);
 
   // One unmeasured request first: page in the weights, size the scratch buffers.
   run_request(pipe, o.requests, distinct_prompt(base, o.requests, vocab, o.shared_prefix_tokens), config);

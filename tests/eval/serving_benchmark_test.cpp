@@ -24,14 +24,19 @@ TEST(ServingBenchmark, PercentilesInterpolateAsNumpy) {
   EXPECT_DOUBLE_EQ(percentile({}, 50), 0.0);
 }
 
-TEST(ServingBenchmark, EveryRequestCountsAndTheFiguresAgree) {
+ServingBenchmarkOptions tiny(std::int64_t prompt_tokens, std::int64_t new_tokens, std::int64_t concurrency,
+                             std::int64_t requests) {
   ServingBenchmarkOptions o;
   o.model = kTinyModel;
-  o.prompt_tokens = 20;
-  o.new_tokens = 8;
-  o.concurrency = 3;
-  o.requests = 7;
-  const ServingBenchmarkResult r = run_serving_benchmark(o);
+  o.prompt_tokens = prompt_tokens;
+  o.new_tokens = new_tokens;
+  o.concurrency = concurrency;
+  o.requests = requests;
+  return o;
+}
+
+TEST(ServingBenchmark, EveryRequestCountsAndTheFiguresAgree) {
+  const ServingBenchmarkResult r = run_serving_benchmark(tiny(20, 8, 3, 7));
   EXPECT_EQ(r.generated_tokens, 7 * 8);
   EXPECT_NEAR(r.output_tokens_per_s, double(r.generated_tokens) / r.wall_s, 1e-6);
   EXPECT_GT(r.ttft_ms.p50, 0.0);
@@ -47,12 +52,7 @@ TEST(ServingBenchmark, EveryRequestCountsAndTheFiguresAgree) {
 // A shared prefix is served from the cache to every request after the warm-up (kiln-tiny's
 // blocks are 16 tokens: 32 shared tokens are 2 whole blocks); with the cache off, none is.
 TEST(ServingBenchmark, SharedPrefixIsServedFromTheCache) {
-  ServingBenchmarkOptions o;
-  o.model = kTinyModel;
-  o.prompt_tokens = 40;
-  o.new_tokens = 2;
-  o.concurrency = 2;
-  o.requests = 4;
+  ServingBenchmarkOptions o = tiny(40, 2, 2, 4);
   o.shared_prefix_tokens = 32;
   EXPECT_GE(run_serving_benchmark(o).prefix_cache_hits, 4 * 32);
   o.prefix_caching = false;

@@ -21,13 +21,7 @@
 namespace kiln {
 namespace {
 
-GenerationConfig greedy(std::int64_t n) {
-  GenerationConfig c;
-  c.max_new_tokens = n;
-  c.ignore_eos = true;
-  c.apply_chat_template = false;
-  return c;
-}
+GenerationConfig greedy(std::int64_t n) { return testing::greedy_config(n); }
 
 std::unique_ptr<ContinuousBatchingPipeline> make_pipeline(SchedulerConfig scheduler = {},
                                                           PipelineProperties properties = {},

@@ -16,13 +16,7 @@
 namespace kiln {
 namespace {
 
-GenerationConfig greedy(std::int64_t n) {
-  GenerationConfig c;
-  c.max_new_tokens = n;
-  c.ignore_eos = true;
-  c.apply_chat_template = false;
-  return c;
-}
+GenerationConfig greedy(std::int64_t n) { return testing::greedy_config(n); }
 
 LLMPipeline pipeline(const std::string& name = "llama3_tiny", const PipelineProperties& p = {},
                      const std::string& device = "CPU") {

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "ir/hf_checkpoint.hpp"
+#include "kiln/generation_config.hpp"
 #include "kiln/tokenizer.hpp"
 #include "models/model_factory.hpp"
 #include "runtime/reference/reference_ops.hpp"
@@ -22,6 +23,15 @@ struct TestModel {
   std::shared_ptr<ir::HfCheckpoint> checkpoint;
   std::unique_ptr<models::LanguageModel> model;
 };
+
+// Greedy, exactly n new tokens, the prompt taken as it is (no chat template).
+inline GenerationConfig greedy_config(std::int64_t n) {
+  GenerationConfig c;
+  c.max_new_tokens = n;
+  c.ignore_eos = true;
+  c.apply_chat_template = false;
+  return c;
+}
 
 inline TestModel load_test_model(const std::filesystem::path& dir, std::int64_t num_blocks = 128,
                                  std::int64_t block_size = 4) {
