@@ -2,7 +2,8 @@
 // end of the request's output channel. The engine thread appends each step's tokens; the caller
 // reads them at its own pace, from any thread, and can stop or cancel the request. A handle
 // outlives its pipeline safely: after the pipeline is gone, reads return what was produced and
-// stop()/cancel() do nothing.
+// stop()/cancel() do nothing. Destroying the last reference to a running request's handle cancels
+// the request (nobody could read it), as in OpenVINO GenAI.
 #pragma once
 
 #include <chrono>

@@ -18,7 +18,11 @@ const char* to_string(GenerationStatus status) {
 GenerationHandleImpl::GenerationHandleImpl(std::shared_ptr<genai::GenerationChannel> channel)
     : channel_(std::move(channel)) {}
 
-GenerationHandleImpl::~GenerationHandleImpl() = default;
+// As in OpenVINO GenAI, letting go of the handle drops the request: nobody can read it any more
+// (a disconnected client), so its steps and KV blocks go to the others.
+GenerationHandleImpl::~GenerationHandleImpl() {
+  if (channel_->status() == GenerationStatus::RUNNING) channel_->request_end(GenerationStatus::CANCEL);
+}
 
 std::uint64_t GenerationHandleImpl::request_id() const { return channel_->request_id(); }
 GenerationStatus GenerationHandleImpl::get_status() const { return channel_->status(); }

@@ -329,6 +329,19 @@ TEST(ContinuousBatching, TheCallersCpuAffinityIsLeftAsItWas) {
   EXPECT_EQ(pipe.add_request(1, g.prompts[0].ids, greedy(4))->read_all()[0].generated_ids.size(), 4u);
 }
 
+// A handle let go of (a client that disconnected) cancels its request, whose KV blocks go back.
+TEST(ContinuousBatching, DroppingTheHandleCancelsItsRequest) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto pipe = make_pipeline();
+  GenerationHandle h = pipe->add_request(1, g.prompts[0].ids, greedy(200));
+  ASSERT_FALSE(h->read().empty());
+  h.reset();
+  while (pipe->has_non_finished_requests()) pipe->step();
+  const PipelineMetrics m = pipe->get_metrics();
+  EXPECT_LT(m.num_generated_tokens, 200);
+  EXPECT_EQ(m.cache_usage, 0.0);
+}
+
 TEST(ContinuousBatching, HandlesOutliveThePipeline) {
   const auto g = testing::load_golden_checkpoint("llama3_tiny");
   auto pipe = make_pipeline();
