@@ -30,7 +30,7 @@ namespace kiln {
 // PipelineMetrics where it has them.
 struct PipelineMetrics {
   std::int64_t requests = 0;            // added and not yet ended
-  std::int64_t scheduled_requests = 0;  // running: holding KV blocks
+  std::int64_t scheduled_requests = 0;  // running: admitted by the scheduler
   std::int64_t waiting_requests = 0;    // queued, waiting for KV blocks, or preempted
   double cache_usage = 0;               // % of KV blocks in use after the latest step
   double max_cache_usage = 0;           // % at the fullest step

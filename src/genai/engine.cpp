@@ -202,9 +202,9 @@ Engine::Occupancy Engine::occupancy() const {
   Occupancy o;
   for (const auto& [id, r] : requests_) {
     if (r->finish_reason != GenerationFinishReason::NONE) continue;
-    const bool holds_blocks = std::any_of(r->sequences.begin(), r->sequences.end(),
-                                          [](const auto& s) { return !s->blocks.blocks().empty(); });
-    ++(holds_blocks ? o.running : o.waiting);
+    const bool admitted =
+        std::any_of(r->sequences.begin(), r->sequences.end(), [](const auto& s) { return s->admitted; });
+    ++(admitted ? o.running : o.waiting);
   }
   return o;
 }

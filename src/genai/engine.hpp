@@ -104,7 +104,8 @@ class Engine {
     std::int64_t prefix_cache_hits = 0;     // of those, found (their keys and values reused)
   };
   const Counters& counters() const { return counters_; }
-  // Unfinished requests with KV blocks (running) and without (waiting for room, or preempted).
+  // Unfinished requests admitted by the scheduler (running) and not yet, or preempted (waiting;
+  // one may hold cached prefix blocks already).
   struct Occupancy {
     std::int64_t running = 0;
     std::int64_t waiting = 0;

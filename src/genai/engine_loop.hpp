@@ -27,8 +27,8 @@ namespace kiln::genai {
 // What the loop reports after each step (get_metrics()).
 struct LoopMetrics {
   std::int64_t requests = 0;  // not yet ended, queued ones included
-  std::int64_t running = 0;   // holding KV blocks
-  std::int64_t waiting = 0;   // queued, or waiting for KV blocks (preempted ones too)
+  std::int64_t running = 0;   // admitted by the scheduler
+  std::int64_t waiting = 0;   // queued, or not admitted yet (preempted ones too)
   std::int64_t num_kv_blocks = 0;
   std::int64_t used_kv_blocks = 0;
   std::int64_t max_used_kv_blocks = 0;

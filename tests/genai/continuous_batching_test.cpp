@@ -97,6 +97,7 @@ TEST(ContinuousBatching, UnderKvPressureEveryRequestFinishesAsIfAlone) {
   }
   const PipelineMetrics m = pipe->get_metrics();
   EXPECT_GT(m.num_preemptions, 0);
+  EXPECT_EQ(m.scheduled_requests + m.waiting_requests, 0);
   EXPECT_EQ(m.num_kv_blocks, 44);
   EXPECT_EQ(m.cache_usage, 0.0);
 }
