@@ -28,38 +28,46 @@ PipelineProperties with_scheduler(PipelineProperties p, const SchedulerConfig& s
 // stopped reading, although the engine may have gone one step further before it heard.
 struct StreamedPart {
   std::size_t num_ids = 0;
-  std::string text;
+  std::string text;  // text streamers: what they were given
   bool ended_by_streamer = false;
+  bool streams_text = false;
 };
 
-StreamingStatus feed(const StreamerVariant& streamer, const GenerationOutput& out) {
+struct Fed {
+  StreamingStatus status = StreamingStatus::RUNNING;
+  std::size_t num_ids = 0;  // of the output's ids, those the streamer took (a token streamer may stop mid-way)
+};
+
+Fed feed(const StreamerVariant& streamer, const GenerationOutput& out) {
+  const std::size_t all = out.generated_ids.size();
   if (const auto* text = std::get_if<TextStreamerCallback>(&streamer); text && *text) {
-    return out.text.empty() ? StreamingStatus::RUNNING : (*text)(out.text);
+    return {out.text.empty() ? StreamingStatus::RUNNING : (*text)(out.text), all};
   }
   if (const auto* stop = std::get_if<BoolStreamerCallback>(&streamer); stop && *stop) {
-    return !out.text.empty() && (*stop)(out.text) ? StreamingStatus::STOP : StreamingStatus::RUNNING;
+    return {!out.text.empty() && (*stop)(out.text) ? StreamingStatus::STOP : StreamingStatus::RUNNING, all};
   }
   if (const auto* tokens = std::get_if<std::shared_ptr<StreamerBase>>(&streamer); tokens && *tokens) {
-    for (std::int32_t id : out.generated_ids) {
-      const StreamingStatus s = (*tokens)->write(id);
-      if (s != StreamingStatus::RUNNING) return s;
+    for (std::size_t i = 0; i < all; ++i) {
+      const StreamingStatus s = (*tokens)->write(out.generated_ids[i]);
+      if (s != StreamingStatus::RUNNING) return {s, i + 1};
     }
   }
-  return StreamingStatus::RUNNING;
+  return {StreamingStatus::RUNNING, all};
 }
 
 StreamedPart stream(GenerationHandleImpl& handle, const StreamerVariant& streamer) {
   StreamedPart seen;
+  seen.streams_text = !std::holds_alternative<std::shared_ptr<StreamerBase>>(streamer);
   try {
     for (GenerationOutputs outs = handle.read(); !outs.empty(); outs = handle.read()) {
       const auto it = outs.find(0);
       if (it == outs.end() || seen.ended_by_streamer) continue;
-      const StreamingStatus status = feed(streamer, it->second);
-      seen.num_ids += it->second.generated_ids.size();
+      const Fed fed = feed(streamer, it->second);
+      seen.num_ids += fed.num_ids;
       seen.text += it->second.text;
-      if (status == StreamingStatus::RUNNING) continue;
+      if (fed.status == StreamingStatus::RUNNING) continue;
       seen.ended_by_streamer = true;
-      status == StreamingStatus::STOP ? handle.stop() : handle.cancel();
+      fed.status == StreamingStatus::STOP ? handle.stop() : handle.cancel();
     }
   } catch (...) {
     handle.cancel();
@@ -83,7 +91,7 @@ GenerationResult to_result(GenerationHandleImpl& handle, const std::optional<Str
   r.error = handle.error();
   if (streamed && streamed->ended_by_streamer && !r.tokens.empty()) {
     r.tokens.front().resize(std::min(r.tokens.front().size(), streamed->num_ids));
-    r.texts.front() = streamed->text;
+    if (streamed->streams_text) r.texts.front() = streamed->text;
   }
   return r;
 }

@@ -207,6 +207,21 @@ TEST(ContinuousBatching, GenerateWithStreamersAndText) {
   EXPECT_EQ(stopped[0].texts[0], streamed);
   EXPECT_FALSE(streamed.empty());
   EXPECT_EQ(g.prompts[0].greedy_text.rfind(streamed.substr(0, g.prompts[0].greedy_text.size()), 0), 0u);
+  // A token streamer's STOP at its third token: the answer is those three tokens.
+  struct StopAtThird : StreamerBase {
+    std::vector<std::int32_t> seen;
+    bool ended = false;
+    StreamingStatus write(std::int32_t token) override {
+      seen.push_back(token);
+      return seen.size() == 3 ? StreamingStatus::STOP : StreamingStatus::RUNNING;
+    }
+    void end() override { ended = true; }
+  };
+  auto tokens = std::make_shared<StopAtThird>();
+  const auto by_tokens = pipe->generate({prompts[2]}, {greedy(200)}, tokens);
+  EXPECT_EQ(tokens->seen, prefix(g.prompts[2].greedy_ids, 3));
+  EXPECT_EQ(by_tokens[0].tokens[0], tokens->seen);
+  EXPECT_TRUE(tokens->ended);
   // A streamer that throws ends its own request; the exception reaches the caller, and the
   // pipeline serves the next call as before.
   EXPECT_THROW(
