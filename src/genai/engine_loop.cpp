@@ -101,7 +101,7 @@ void EngineLoop::run() {
     publish();
     update_metrics(step_ms);
     // Ended only now, so whoever sees a request end also sees the metrics without it.
-    for (auto& [channel, status] : ended_) channel->end(status);
+    for (Ended& e : ended_) e.channel->end(e.status);
     ended_.clear();
     stepped_.notify_all();
   }
@@ -202,9 +202,8 @@ void EngineLoop::publish() {
       std::lock_guard lock(mutex_);
       metrics_.generated_tokens += r.num_generated_total();
       metrics_.computed_prompt_tokens += r.num_prompt - r.num_reused;
-      live_ids_.erase(it->first);
     }
-    ended_.emplace_back(std::move(t.channel), status_of(r.finish_reason, t.ended_by));
+    ended_.push_back({it->first, std::move(t.channel), status_of(r.finish_reason, t.ended_by)});
     engine_.release(t.engine_id);
     it = tracked_.erase(it);
   }
@@ -225,6 +224,9 @@ void EngineLoop::update_metrics(double step_ms) {
   const Engine::Occupancy o = engine_.occupancy();
   const std::int64_t used = engine_.num_kv_blocks() - engine_.num_free_kv_blocks();
   std::lock_guard lock(mutex_);
+  // The step's ended requests leave the live set with the same lock that publishes the metrics
+  // without them, so no caller sees one without the other.
+  for (const Ended& e : ended_) live_ids_.erase(e.request_id);
   std::int64_t queued = 0;
   for (const Command& c : commands_) queued += std::holds_alternative<Add>(c) ? 1 : 0;
   metrics_.requests = static_cast<std::int64_t>(live_ids_.size());

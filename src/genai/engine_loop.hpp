@@ -103,8 +103,13 @@ class EngineLoop : public RequestControl, public std::enable_shared_from_this<En
   void update_metrics(double step_ms);
 
   Engine engine_;
-  std::map<std::uint64_t, Tracked> tracked_;                                            // engine thread only
-  std::vector<std::pair<std::shared_ptr<GenerationChannel>, GenerationStatus>> ended_;  // this step's, to end
+  std::map<std::uint64_t, Tracked> tracked_;  // engine thread only
+  struct Ended {
+    std::uint64_t request_id = 0;
+    std::shared_ptr<GenerationChannel> channel;
+    GenerationStatus status = GenerationStatus::FINISHED;
+  };
+  std::vector<Ended> ended_;  // this step's finished requests, ended after the metrics are published
 
   mutable std::mutex mutex_;         // guards everything below
   std::condition_variable wake_;     // commands arrived, or shut down
