@@ -32,6 +32,8 @@ class BlockPool {
   // One user fewer; at zero the block is free again (a cached one: idle, still findable).
   void release(std::int32_t block);
   std::int32_t ref_count(std::int32_t block) const { return ref_counts_[static_cast<std::size_t>(block)]; }
+  // The block's content is in the prefix cache: writing it would change what its hash promises.
+  bool is_cached(std::int32_t block) const { return cached_[static_cast<std::size_t>(block)].valid; }
 
   // Marks an allocated, full block as holding the keys and values of `tokens` after the prefix
   // whose last block hashed to `parent`. Does nothing when a block with this hash is cached

@@ -38,7 +38,7 @@ bool BlockTable::reserve_for_write(std::int64_t first, std::int64_t end, std::ve
   const auto first_block = static_cast<std::size_t>(first / block_size_);
   const std::size_t copies_before = copies.size();
   for (std::size_t i = first_block; i < blocks_before && static_cast<std::int64_t>(i) * block_size_ < end; ++i) {
-    if (pool_->ref_count(blocks_[i]) == 1) continue;
+    if (pool_->ref_count(blocks_[i]) == 1 && !pool_->is_cached(blocks_[i])) continue;
     const auto fresh = pool_->allocate();
     if (!fresh) {
       // Undo: give back the private copies made so far and the blocks reserve() added.
@@ -53,7 +53,7 @@ bool BlockTable::reserve_for_write(std::int64_t first, std::int64_t end, std::ve
       return false;
     }
     copies.push_back({blocks_[i], *fresh});
-    pool_->release(blocks_[i]);  // still held by the other table(s)
+    pool_->release(blocks_[i]);  // still held by the other table(s), or idle in the prefix cache
     blocks_[i] = *fresh;
   }
   return true;

@@ -32,8 +32,9 @@ class BlockTable {
   // supply the blocks (the scheduler then preempts or waits).
   [[nodiscard]] bool reserve(std::int64_t num_tokens);
   // reserve(end), and every block that positions [first, end) would write and that another
-  // table shares (a forked beam's last partial block) is replaced by a fresh block, the copy to
-  // make appended to `copies`. Returns false, changing nothing, when the pool runs dry.
+  // table shares (a forked beam's last partial block) or the prefix cache holds (a chat turn
+  // resuming inside a cached block) is replaced by a fresh block, the copy to make appended to
+  // `copies`. Returns false, changing nothing, when the pool runs dry.
   [[nodiscard]] bool reserve_for_write(std::int64_t first, std::int64_t end, std::vector<BlockCopy>& copies);
   // Keeps only the blocks needed for the first `num_tokens` positions.
   void truncate(std::int64_t num_tokens);

@@ -145,6 +145,28 @@ TEST(LLMPipeline, SamplesBeamsAndLogprobs) {
   EXPECT_NEAR(g.scores[0], sum, 1e-4);
 }
 
+// Chat turns resume inside blocks earlier turns filled and the prefix cache holds (the writes go
+// to copies: kv_test's WritingACachedBlockCopiesIt); a stateless request served from that cache
+// answers as a fresh pipeline does. Oracle: the fresh pipeline (REFERENCE: exact).
+TEST(LLMPipeline, ChatTurnsAndTheCacheAnswerAsAFreshPipeline) {
+  PipelineProperties p;
+  p.kv_block_size = 4;  // small blocks: every turn ends inside blocks the cache holds
+  LLMPipeline chat = reference_pipeline("llama3_tiny", p);
+  GenerationConfig c = greedy(9);
+  chat.start_chat("You are terse.");
+  chat.generate("The quick brown fox", c);
+  const ChatHistory after_one = chat.get_chat_history();
+  chat.generate("jumps over", c);
+  chat.generate("the lazy dog", c);
+  ChatHistory ask(std::vector<ChatMessage>(after_one.begin(), after_one.end()));
+  ask.push_back({"user", "and then?"});
+  LLMPipeline fresh = reference_pipeline("llama3_tiny", p);
+  const DecodedResults want = fresh.generate(ask, c);
+  const DecodedResults got = chat.generate(ask, c);
+  EXPECT_LT(got.perf_metrics.raw.num_prefilled_tokens[0], got.perf_metrics.raw.num_input_tokens[0]);
+  EXPECT_EQ(got.tokens[0], want.tokens[0]);
+}
+
 TEST(LLMPipeline, ChatReusesTheKvCacheAndMatchesStatelessGeneration) {
   LLMPipeline pipe = pipeline();
   GenerationConfig c = greedy(10);

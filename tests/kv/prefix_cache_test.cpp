@@ -65,6 +65,25 @@ TEST(PrefixCache, IdleCachedBlocksAreRecycledOnlyWhenNothingIsFreeOldestFirst) {
   EXPECT_EQ(pool.allocate(), std::nullopt);
 }
 
+// Writing into a cached block (a chat turn that resumes inside a block the previous turn filled)
+// must not change what its hash promises: the writer gets a copy, and the cached block stays
+// findable with its content.
+TEST(PrefixCache, WritingACachedBlockCopiesIt) {
+  BlockPool pool(4);
+  const auto t = tokens(0, 4);
+  BlockTable table(pool, 4);
+  ASSERT_TRUE(table.reserve(8));
+  const std::int32_t cached = table.blocks()[0];
+  pool.cache(cached, hash_block(0, t), 0, t);
+  table.truncate(2);  // keep positions [0, 2) of the cached block, rewrite from 2 on
+  std::vector<BlockCopy> copies;
+  ASSERT_TRUE(table.reserve_for_write(2, 5, copies));
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].src, cached);
+  EXPECT_NE(table.blocks()[0], cached);
+  EXPECT_EQ(pool.find_cached(hash_block(0, t), 0, t), cached);
+}
+
 TEST(PrefixCache, ASecondCopyOfTheSameContentIsNotCached) {
   BlockPool pool(2);
   const auto t = tokens(3, 4);
