@@ -111,11 +111,9 @@ const GenerationConfig& config_for(const std::vector<GenerationConfig>& configs,
 
 class ContinuousBatchingPipeline::Impl {
  public:
-  Impl(const std::filesystem::path& dir, const SchedulerConfig& scheduler, const std::string& device,
-       const PipelineProperties& properties)
-      : models_(dir, device, with_scheduler(properties, scheduler)),
-        loop_(std::make_shared<genai::EngineLoop>(*models_.main.model,
-                                                  models_.engine_options(with_scheduler(properties, scheduler)))) {
+  Impl(const std::filesystem::path& dir, const std::string& device, const PipelineProperties& properties)
+      : models_(dir, device, properties),
+        loop_(std::make_shared<genai::EngineLoop>(*models_.main.model, models_.engine_options(properties))) {
     // The engine thread inherited the CPU the model's pool pinned this thread to; this thread
     // (and every thread it starts: clients, HTTP handlers) gets its own affinity back.
     caller_affinity_.restore();
@@ -141,15 +139,11 @@ class ContinuousBatchingPipeline::Impl {
     if (prompts.empty()) fail("generate: no prompts given");
     if (has_streamer(streamer) && prompts.size() > 1)
       fail("generate: a streamer needs a single prompt, got {}", prompts.size());
+    // A refused prompt throws here; the handles of those added before it cancel them as they go.
     std::vector<GenerationHandle> handles;
-    try {
-      for (std::size_t i = 0; i < prompts.size(); ++i) {
-        const GenerationConfig& config = config_for(configs, prompts.size(), i);
-        handles.push_back(add(next_generate_id_++, std::move(prompts[i]), config));
-      }
-    } catch (...) {
-      for (const GenerationHandle& h : handles) h->cancel();
-      throw;
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      const GenerationConfig& config = config_for(configs, prompts.size(), i);
+      handles.push_back(add(next_generate_id_++, std::move(prompts[i]), config));
     }
     std::optional<StreamedPart> streamed;
     if (has_streamer(streamer)) streamed = stream(*handles.front(), streamer);
@@ -169,7 +163,7 @@ class ContinuousBatchingPipeline::Impl {
 ContinuousBatchingPipeline::ContinuousBatchingPipeline(const std::filesystem::path& models_path,
                                                        const SchedulerConfig& scheduler_config,
                                                        const std::string& device, PipelineProperties properties)
-    : impl_(std::make_unique<Impl>(models_path, scheduler_config, device, properties)) {}
+    : impl_(std::make_unique<Impl>(models_path, device, with_scheduler(std::move(properties), scheduler_config))) {}
 
 ContinuousBatchingPipeline::~ContinuousBatchingPipeline() = default;
 

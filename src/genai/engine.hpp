@@ -125,6 +125,7 @@ class Engine {
   void reuse_cached_prefix(RequestState& r, Sequence& s);
   void cache_computed_blocks(Sequence& s);
   void hash_blocks(Sequence& s, std::size_t count) const;
+  std::uint64_t block_parent(const Sequence& s, std::size_t i) const;  // the salt for block 0
   void propose_candidates();
   sched::ScheduleOutput schedule();  // over scheduled_
   void execute(const sched::ScheduleOutput& plan);

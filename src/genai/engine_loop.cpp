@@ -101,7 +101,7 @@ void EngineLoop::run() {
     publish();
     update_metrics(step_ms);
     // Ended only now, so whoever sees a request end also sees the metrics without it.
-    for (Ended& e : ended_) e.channel->end(e.status);
+    for (Ended& e : ended_) e.channel->end(e.status, std::move(e.error));
     ended_.clear();
     stepped_.notify_all();
   }
@@ -203,7 +203,7 @@ void EngineLoop::publish() {
       metrics_.generated_tokens += r.num_generated_total();
       metrics_.computed_prompt_tokens += r.num_prompt - r.num_reused;
     }
-    ended_.push_back({it->first, std::move(t.channel), status_of(r.finish_reason, t.ended_by)});
+    ended_.push_back({it->first, std::move(t.channel), status_of(r.finish_reason, t.ended_by), {}});
     engine_.release(t.engine_id);
     it = tracked_.erase(it);
   }
@@ -213,10 +213,8 @@ void EngineLoop::fail_all(const std::string& why) {
   for (auto& [id, t] : tracked_) {
     engine_.end_request(t.engine_id, GenerationFinishReason::CANCEL);
     engine_.release(t.engine_id);
-    t.channel->end(GenerationStatus::FAILED, why);
+    ended_.push_back({id, std::move(t.channel), GenerationStatus::FAILED, why});
   }
-  std::lock_guard lock(mutex_);
-  for (const auto& [id, t] : tracked_) live_ids_.erase(id);
   tracked_.clear();
 }
 
@@ -234,14 +232,15 @@ void EngineLoop::update_metrics(double step_ms) {
   metrics_.waiting = o.waiting + queued;
   metrics_.used_kv_blocks = used;
   metrics_.max_used_kv_blocks = std::max(metrics_.max_used_kv_blocks, used);
+  // A step that ran the model (not one that failed) is a sample of KV use.
+  if (engine_.counters().steps > metrics_.steps) {
+    metrics_.sum_kv_usage += double(used) / double(metrics_.num_kv_blocks);
+    metrics_.step_ms += step_ms;
+  }
   metrics_.steps = engine_.counters().steps;
   metrics_.preemptions = engine_.counters().preemptions;
   metrics_.prefix_cache_queries = engine_.counters().prefix_cache_queries;
   metrics_.prefix_cache_hits = engine_.counters().prefix_cache_hits;
-  if (step_ms > 0) {
-    metrics_.sum_kv_usage += double(used) / double(metrics_.num_kv_blocks);
-    metrics_.step_ms += step_ms;
-  }
   busy_ = !tracked_.empty();
   ++steps_;
 }

@@ -32,7 +32,7 @@ struct LoopMetrics {
   std::int64_t num_kv_blocks = 0;
   std::int64_t used_kv_blocks = 0;
   std::int64_t max_used_kv_blocks = 0;
-  double sum_kv_usage = 0;  // over steps, of used / total, for the average
+  double sum_kv_usage = 0;  // over the steps that ran the model, of used / total, for the average
   std::int64_t steps = 0;
   std::int64_t preemptions = 0;
   std::int64_t prefix_cache_queries = 0;    // prompt tokens looked up
@@ -108,6 +108,7 @@ class EngineLoop : public RequestControl, public std::enable_shared_from_this<En
     std::uint64_t request_id = 0;
     std::shared_ptr<GenerationChannel> channel;
     GenerationStatus status = GenerationStatus::FINISHED;
+    std::string error;  // FAILED only
   };
   std::vector<Ended> ended_;  // this step's finished requests, ended after the metrics are published
 

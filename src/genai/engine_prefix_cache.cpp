@@ -10,12 +10,25 @@
 
 namespace kiln::genai {
 
+namespace {
+
+// Block i's token ids.
+std::span<const std::int32_t> block_tokens(const Sequence& s, std::size_t i, std::int64_t block_size) {
+  const auto size = static_cast<std::size_t>(block_size);
+  return std::span(s.tokens).subspan(i * size, size);
+}
+
+}  // namespace
+
+std::uint64_t Engine::block_parent(const Sequence& s, std::size_t i) const {
+  return i == 0 ? prefix_salt_ : s.block_hashes[i - 1];
+}
+
 void Engine::hash_blocks(Sequence& s, std::size_t count) const {
-  const auto block_size = static_cast<std::size_t>(model_.kv_cache_layout().block_size);
+  const std::int64_t block_size = model_.kv_cache_layout().block_size;
   while (s.block_hashes.size() < count) {
     const std::size_t i = s.block_hashes.size();
-    const std::uint64_t parent = i == 0 ? prefix_salt_ : s.block_hashes.back();
-    s.block_hashes.push_back(kv::hash_block(parent, std::span(s.tokens).subspan(i * block_size, block_size)));
+    s.block_hashes.push_back(kv::hash_block(block_parent(s, i), block_tokens(s, i, block_size)));
   }
 }
 
@@ -27,10 +40,8 @@ void Engine::reuse_cached_prefix(RequestState& r, Sequence& s) {
   hash_blocks(s, num_full);
   std::size_t hits = 0;
   for (; hits < num_full; ++hits) {
-    const std::uint64_t parent = hits == 0 ? prefix_salt_ : s.block_hashes[hits - 1];
-    const auto tokens =
-        std::span(s.tokens).subspan(hits * static_cast<std::size_t>(block_size), static_cast<std::size_t>(block_size));
-    const std::optional<std::int32_t> block = pool_.find_cached(s.block_hashes[hits], parent, tokens);
+    const std::optional<std::int32_t> block =
+        pool_.find_cached(s.block_hashes[hits], block_parent(s, hits), block_tokens(s, hits, block_size));
     if (!block) break;
     s.blocks.append(*block);
   }
@@ -51,10 +62,7 @@ void Engine::cache_computed_blocks(Sequence& s) {
   if (s.num_cached_blocks >= num_full) return;
   hash_blocks(s, num_full);
   for (std::size_t i = s.num_cached_blocks; i < num_full; ++i) {
-    const std::uint64_t parent = i == 0 ? prefix_salt_ : s.block_hashes[i - 1];
-    const auto tokens =
-        std::span(s.tokens).subspan(i * static_cast<std::size_t>(block_size), static_cast<std::size_t>(block_size));
-    pool_.cache(s.blocks.blocks()[i], s.block_hashes[i], parent, tokens);
+    pool_.cache(s.blocks.blocks()[i], s.block_hashes[i], block_parent(s, i), block_tokens(s, i, block_size));
   }
   s.num_cached_blocks = num_full;
 }

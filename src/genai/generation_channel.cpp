@@ -9,11 +9,7 @@ void GenerationChannel::append(std::size_t index, std::span<const std::int32_t> 
                                std::span<const TokenLogprob> logprobs, std::string_view text) {
   {
     std::lock_guard lock(mutex_);
-    if (outputs_.size() <= index) {
-      outputs_.resize(index + 1);
-      read_.resize(index + 1);
-    }
-    GenerationOutput& o = outputs_[index];
+    GenerationOutput& o = output(index);
     o.generated_ids.insert(o.generated_ids.end(), ids.begin(), ids.end());
     o.logprobs.insert(o.logprobs.end(), logprobs.begin(), logprobs.end());
     o.text.append(text);
@@ -23,12 +19,17 @@ void GenerationChannel::append(std::size_t index, std::span<const std::int32_t> 
 
 void GenerationChannel::finish_sequence(std::size_t index, GenerationFinishReason reason, float score) {
   std::lock_guard lock(mutex_);
+  GenerationOutput& o = output(index);
+  o.finish_reason = reason;
+  o.score = score;
+}
+
+GenerationOutput& GenerationChannel::output(std::size_t index) {
   if (outputs_.size() <= index) {
     outputs_.resize(index + 1);
     read_.resize(index + 1);
   }
-  outputs_[index].finish_reason = reason;
-  outputs_[index].score = score;
+  return outputs_[index];
 }
 
 void GenerationChannel::replace(std::vector<GenerationOutput> outputs) {

@@ -61,7 +61,8 @@ class GenerationChannel {
     std::size_t text_bytes = 0;
     bool end_reported = false;  // the sequence's finish reason was returned once
   };
-  bool has_unread() const;  // mutex_ held
+  bool has_unread() const;                      // mutex_ held
+  GenerationOutput& output(std::size_t index);  // mutex_ held; grows the sequences as needed
 
   const std::uint64_t request_id_;
   const std::weak_ptr<RequestControl> control_;

@@ -17,8 +17,8 @@ ScheduleOutput Scheduler::schedule(std::span<SchedulableSequence> sequences) {
   ScheduleOutput out;
   std::int64_t budget = config_.max_num_batched_tokens;
   const auto holds_blocks = [&](std::size_t i) { return !sequences[i].blocks->blocks().empty(); };
-  bool any_running = false;
-  for (std::size_t i = 0; i < sequences.size(); ++i) any_running = any_running || !sequences[i].waiting;
+  const bool any_running =
+      std::any_of(sequences.begin(), sequences.end(), [](const SchedulableSequence& s) { return !s.waiting; });
   bool admitting = true;  // false once a waiting sequence could not be admitted: the later ones wait too
 
   for (std::size_t i = 0; i < sequences.size() && budget > 0; ++i) {
@@ -26,16 +26,15 @@ ScheduleOutput Scheduler::schedule(std::span<SchedulableSequence> sequences) {
     SchedulableSequence& s = sequences[i];
     const std::int64_t want = s.num_tokens - s.num_computed;
     if (want <= 0) continue;
-    const bool waiting = s.waiting;
-    if (waiting && !admitting) continue;
+    if (s.waiting && !admitting) continue;
     // Without split-fuse a chunk is all the sequence wants, unless no step could ever hold it.
     if (!config_.dynamic_split_fuse && want > budget &&
         !(out.chunks.empty() && want > config_.max_num_batched_tokens)) {
-      if (waiting) admitting = false;
+      if (s.waiting) admitting = false;
       continue;
     }
     const std::int64_t take = std::min(want, budget);
-    if (waiting && any_running) {
+    if (s.waiting && any_running) {
       const kv::BlockPool& pool = s.blocks->pool();
       const std::int64_t block_size = s.blocks->block_size();
       const std::int64_t needed =
