@@ -53,8 +53,12 @@ struct GenerationResult {
   std::vector<std::vector<std::int32_t>> tokens;
   std::vector<float> scores;
   std::vector<GenerationFinishReason> finish_reasons;
+  std::vector<std::vector<TokenLogprob>> logprobs;  // empty unless GenerationConfig::logprobs > 0
   GenerationStatus status = GenerationStatus::RUNNING;
   std::string error;  // when status is FAILED
+  // This request's: tokenization (text prompts), time to first token and duration from the
+  // generate() call, token counts (prefilled: not found in the prefix cache), inter-token latencies.
+  PerfMetrics perf_metrics;
 };
 
 class KILN_API ContinuousBatchingPipeline {
@@ -91,9 +95,15 @@ class KILN_API ContinuousBatchingPipeline {
   std::vector<GenerationResult> generate(const std::vector<std::vector<std::int32_t>>& input_ids,
                                          const std::vector<GenerationConfig>& configs,
                                          const StreamerVariant& streamer = std::monostate{});
+  // Each conversation's next assistant answer, rendered with the chat template (stateless: the
+  // chat session of start_chat is neither used nor changed).
+  std::vector<GenerationResult> generate(const std::vector<ChatHistory>& histories,
+                                         const std::vector<GenerationConfig>& configs,
+                                         const StreamerVariant& streamer = std::monostate{});
 
   void start_chat(const std::string& system_message = "");
   void finish_chat();
+  ChatHistory get_chat_history() const;  // empty outside a chat
 
   const Tokenizer& get_tokenizer() const;
   GenerationConfig get_config() const;  // the model's generation defaults

@@ -59,6 +59,10 @@ class KILN_API GenerationHandleImpl {
   GenerationStatus get_status() const;
   // The reason of a FAILED request (empty otherwise).
   std::string error() const;
+  // Once the request has ended (empty before): its token counts (num_prefilled_tokens is the
+  // prompt less what the prefix cache held), its time to first token, inter-token latencies and
+  // duration from add_request, and speculative decoding's counts.
+  PerfMetrics get_perf_metrics() const;
   // True when read() would return at once with something new.
   bool can_read() const;
   // Blocks until there is output not yet read or the request has ended, and returns the new

@@ -2,8 +2,8 @@
 //   kiln::LLMPipeline pipe(model_dir, "CPU");
 //   std::cout << pipe.generate("The Sun is", config, streamer).texts[0];
 // One pipeline holds a model (and optionally a draft model for speculative decoding), its
-// tokenizer, its generation defaults and a chat session. Every call runs through the engine's
-// one generation loop; see docs/ARCHITECTURE.md. Not thread-safe: one call at a time.
+// tokenizer, its generation defaults and a chat session. It runs on a ContinuousBatchingPipeline
+// (one engine thread; see docs/ARCHITECTURE.md). Not thread-safe: one call at a time.
 #pragma once
 
 #include <filesystem>
@@ -83,11 +83,13 @@ class KILN_API LLMPipeline {
   void set_generation_config(const GenerationConfig& config);  // validated
   const Tokenizer& get_tokenizer() const;
 
-  // Chat: generate(prompt) calls become user turns of one conversation whose history is kept,
-  // and whose KV cache is reused, so a turn computes only its new tokens. A turn the streamer
-  // ends with CANCEL is dropped from the history; STOP keeps what was generated.
+  // Chat: generate(prompt) calls become user turns of one conversation whose history is kept.
+  // The prefix cache (SchedulerConfig::enable_prefix_caching, on by default) still holds the
+  // earlier turns' keys and values, so a turn computes only its new tokens (from the block where
+  // the cached ones end). A turn the streamer ends with CANCEL is dropped from the history; STOP
+  // keeps what was generated.
   void start_chat(const std::string& system_message = "");
-  void finish_chat();  // forgets the history and frees its KV cache
+  void finish_chat();  // forgets the history (its KV blocks stay in the prefix cache until needed)
   bool in_chat() const;
   const ChatHistory& get_chat_history() const;
 

@@ -23,16 +23,9 @@ void ChatSession::commit_turn(const std::string& user_message, const std::string
   history_.push_back({"assistant", answer});
 }
 
-std::optional<CachedPrefix> ChatSession::take_cache() {
-  std::optional<CachedPrefix> cache = std::move(cache_);
-  cache_.reset();
-  return cache;
-}
-
 void ChatSession::reset() {
   history_.clear();
   if (!system_message_.empty()) history_.push_back({"system", system_message_});
-  cache_.reset();
 }
 
 }  // namespace kiln::genai

@@ -1,16 +1,14 @@
-// One conversation: its history, rendered by the tokenizer's chat template for every turn, and
-// the KV cache the previous turns left behind. A new turn's prompt is the whole rendered
-// conversation, but the engine computes only the tokens after the longest common prefix with the
-// cached ones (chat templates render earlier turns identically, so that is the new turn; where
-// a template re-renders differently, computation resumes at the first differing token).
+// One conversation: its history, rendered by the tokenizer's chat template for every turn. A new
+// turn's prompt is the whole rendered conversation, but the engine's prefix cache still holds
+// the previous turns' keys and values, so it computes only the new turn (from the block where
+// the cached tokens end; where a template re-renders an earlier turn differently, from the block
+// where the two first differ).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "genai/request_state.hpp"
-#include "kiln/llm_pipeline.hpp"
+#include "kiln/chat_history.hpp"
 #include "kiln/tokenizer.hpp"
 #include "tokenizer/chat_template.hpp"
 
@@ -32,10 +30,7 @@ class ChatSession {
   void commit_turn(const std::string& user_message, const std::string& answer);
 
   const ChatHistory& history() const { return history_; }
-  // The previous turns' KV cache, handed to the next request (empty on the first turn).
-  std::optional<CachedPrefix> take_cache();
-  void keep_cache(CachedPrefix cache) { cache_.emplace(std::move(cache)); }
-  // Forgets everything but the system message; the cache is freed.
+  // Forgets everything but the system message.
   void reset();
 
  private:
@@ -43,7 +38,6 @@ class ChatSession {
   ChatTemplate template_;
   std::string system_message_;
   ChatHistory history_;
-  std::optional<CachedPrefix> cache_;
 };
 
 }  // namespace kiln::genai

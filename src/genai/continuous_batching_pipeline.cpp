@@ -10,6 +10,7 @@
 #include "genai/engine_loop.hpp"
 #include "genai/pipeline_models.hpp"
 #include "runtime/thread_pool.hpp"
+#include "util/clock.hpp"
 #include "util/error.hpp"
 
 namespace kiln {
@@ -25,11 +26,12 @@ PipelineProperties with_scheduler(PipelineProperties p, const SchedulerConfig& s
 
 // Feeds one request's output to the caller's streamer as it arrives. Returns what the streamer
 // saw, for the result: a streamer that said STOP or CANCEL gets an answer that ends where it
-// stopped reading, although the engine may have gone one step further before it heard.
+// stopped reading, with its word as the status, although the engine may have gone one step
+// further (or ended by itself) before it heard.
 struct StreamedPart {
   std::size_t num_ids = 0;
   std::string text;  // text streamers: what they were given
-  bool ended_by_streamer = false;
+  StreamingStatus ended_by = StreamingStatus::RUNNING;
   bool streams_text = false;
 };
 
@@ -61,12 +63,12 @@ StreamedPart stream(GenerationHandleImpl& handle, const StreamerVariant& streame
   try {
     for (GenerationOutputs outs = handle.read(); !outs.empty(); outs = handle.read()) {
       const auto it = outs.find(0);
-      if (it == outs.end() || seen.ended_by_streamer) continue;
+      if (it == outs.end() || seen.ended_by != StreamingStatus::RUNNING) continue;
       const Fed fed = feed(streamer, it->second);
       seen.num_ids += fed.num_ids;
       seen.text += it->second.text;
       if (fed.status == StreamingStatus::RUNNING) continue;
-      seen.ended_by_streamer = true;
+      seen.ended_by = fed.status;
       fed.status == StreamingStatus::STOP ? handle.stop() : handle.cancel();
     }
   } catch (...) {
@@ -78,7 +80,16 @@ StreamedPart stream(GenerationHandleImpl& handle, const StreamerVariant& streame
   return seen;
 }
 
-GenerationResult to_result(GenerationHandleImpl& handle, const std::optional<StreamedPart>& streamed) {
+// Tokenization happened before the request was added: it counts into the request's times.
+void add_tokenization(PerfMetrics& m, double tokenize_ms) {
+  RawPerfMetrics& raw = m.raw;
+  raw.tokenization_durations_ms.push_back(tokenize_ms);
+  for (double& ms : raw.ttfts_ms) ms += tokenize_ms;
+  for (double& ms : raw.generate_durations_ms) ms += tokenize_ms;
+}
+
+GenerationResult to_result(GenerationHandleImpl& handle, const std::optional<StreamedPart>& streamed,
+                           double tokenize_ms) {
   GenerationResult r;
   r.request_id = handle.request_id();
   for (GenerationOutput& o : handle.read_all()) {
@@ -86,12 +97,19 @@ GenerationResult to_result(GenerationHandleImpl& handle, const std::optional<Str
     r.tokens.push_back(std::move(o.generated_ids));
     r.scores.push_back(o.score);
     r.finish_reasons.push_back(o.finish_reason);
+    if (!o.logprobs.empty()) r.logprobs.push_back(std::move(o.logprobs));
   }
   r.status = handle.get_status();
   r.error = handle.error();
-  if (streamed && streamed->ended_by_streamer && !r.tokens.empty()) {
+  r.perf_metrics = handle.get_perf_metrics();
+  add_tokenization(r.perf_metrics, tokenize_ms);
+  if (streamed && streamed->ended_by != StreamingStatus::RUNNING && !r.tokens.empty() &&
+      r.status != GenerationStatus::FAILED) {
     r.tokens.front().resize(std::min(r.tokens.front().size(), streamed->num_ids));
     if (streamed->streams_text) r.texts.front() = streamed->text;
+    const bool cancel = streamed->ended_by == StreamingStatus::CANCEL;
+    r.status = cancel ? GenerationStatus::CANCEL : GenerationStatus::STOP;
+    r.finish_reasons.front() = cancel ? GenerationFinishReason::CANCEL : GenerationFinishReason::STOP;
   }
   return r;
 }
@@ -134,11 +152,19 @@ class ContinuousBatchingPipeline::Impl {
   }
 
   std::vector<GenerationResult> generate(std::vector<std::vector<std::int32_t>> prompts,
-                                         const std::vector<GenerationConfig>& configs,
-                                         const StreamerVariant& streamer) {
+                                         const std::vector<GenerationConfig>& configs, const StreamerVariant& streamer,
+                                         double tokenize_ms) {
     if (prompts.empty()) fail("generate: no prompts given");
-    if (has_streamer(streamer) && prompts.size() > 1)
-      fail("generate: a streamer needs a single prompt, got {}", prompts.size());
+    if (has_streamer(streamer)) {
+      if (prompts.size() > 1) fail("generate: a streamer needs a single prompt, got {}", prompts.size());
+      const GenerationConfig& c = config_for(configs, 1, 0);
+      if (c.num_beams > 1 || c.num_return_sequences > 1) {
+        fail(
+            "streaming needs a single sequence: num_beams is {} and num_return_sequences is {} (stream with 1 "
+            "and 1, or read the results when generation ends)",
+            c.num_beams, c.num_return_sequences);
+      }
+    }
     // A refused prompt throws here; the handles of those added before it cancel them as they go.
     std::vector<GenerationHandle> handles;
     for (std::size_t i = 0; i < prompts.size(); ++i) {
@@ -148,14 +174,14 @@ class ContinuousBatchingPipeline::Impl {
     std::optional<StreamedPart> streamed;
     if (has_streamer(streamer)) streamed = stream(*handles.front(), streamer);
     std::vector<GenerationResult> results;
-    for (const GenerationHandle& h : handles) results.push_back(to_result(*h, streamed));
+    for (const GenerationHandle& h : handles) results.push_back(to_result(*h, streamed, tokenize_ms));
     return results;
   }
 
   SavedThreadAffinity caller_affinity_;  // first: read before the models load
   genai::PipelineModels models_;
   std::shared_ptr<genai::EngineLoop> loop_;
-  std::mutex text_mutex_;  // the chat template and the chat session are shared by callers
+  mutable std::mutex text_mutex_;  // the chat template and the chat session are shared by callers
   std::optional<genai::ChatSession> chat_;
   std::atomic<std::uint64_t> next_generate_id_{kFirstGenerateId};
 };
@@ -190,6 +216,7 @@ bool ContinuousBatchingPipeline::has_non_finished_requests() const { return impl
 std::vector<GenerationResult> ContinuousBatchingPipeline::generate(const std::vector<std::string>& prompts,
                                                                    const std::vector<GenerationConfig>& configs,
                                                                    const StreamerVariant& streamer) {
+  const Stopwatch tokenize;
   std::vector<std::vector<std::int32_t>> ids;
   std::optional<std::string> chat_turn;
   {
@@ -201,7 +228,7 @@ std::vector<GenerationResult> ContinuousBatchingPipeline::generate(const std::ve
     }
     if (impl_->chat_) chat_turn = prompts.front();
   }
-  std::vector<GenerationResult> results = impl_->generate(std::move(ids), configs, streamer);
+  std::vector<GenerationResult> results = impl_->generate(std::move(ids), configs, streamer, tokenize.elapsed_ms());
   if (chat_turn) {
     std::lock_guard lock(impl_->text_mutex_);
     const GenerationResult& r = results.front();
@@ -215,7 +242,19 @@ std::vector<GenerationResult> ContinuousBatchingPipeline::generate(const std::ve
 std::vector<GenerationResult> ContinuousBatchingPipeline::generate(
     const std::vector<std::vector<std::int32_t>>& input_ids, const std::vector<GenerationConfig>& configs,
     const StreamerVariant& streamer) {
-  return impl_->generate(input_ids, configs, streamer);
+  return impl_->generate(input_ids, configs, streamer, 0.0);
+}
+
+std::vector<GenerationResult> ContinuousBatchingPipeline::generate(const std::vector<ChatHistory>& histories,
+                                                                   const std::vector<GenerationConfig>& configs,
+                                                                   const StreamerVariant& streamer) {
+  const Stopwatch tokenize;
+  std::vector<std::vector<std::int32_t>> ids;
+  for (const ChatHistory& history : histories) {
+    if (history.empty()) fail("generate: chat history {} of {} is empty", ids.size() + 1, histories.size());
+    ids.push_back(impl_->encode(history));
+  }
+  return impl_->generate(std::move(ids), configs, streamer, tokenize.elapsed_ms());
 }
 
 void ContinuousBatchingPipeline::start_chat(const std::string& system_message) {
@@ -226,6 +265,11 @@ void ContinuousBatchingPipeline::start_chat(const std::string& system_message) {
 void ContinuousBatchingPipeline::finish_chat() {
   std::lock_guard lock(impl_->text_mutex_);
   impl_->chat_.reset();
+}
+
+ChatHistory ContinuousBatchingPipeline::get_chat_history() const {
+  std::lock_guard lock(impl_->text_mutex_);
+  return impl_->chat_ ? impl_->chat_->history() : ChatHistory{};
 }
 
 const Tokenizer& ContinuousBatchingPipeline::get_tokenizer() const { return impl_->models_.main.tokenizer; }

@@ -27,11 +27,6 @@ double macs_per_token(const ir::ModelConfig& c) {
 DraftState::DraftState(kv::BlockPool& pool, std::int32_t block_size, const GenerationConfig& config)
     : blocks(pool, block_size), sampler(draft_sampling_config(config)) {}
 
-DraftState::DraftState(kv::BlockTable cached, std::int64_t num_valid, const GenerationConfig& config)
-    : blocks(std::move(cached)), num_computed(num_valid), sampler(draft_sampling_config(config)) {
-  blocks.truncate(num_computed);
-}
-
 DraftProposer::DraftProposer(models::LanguageModel& draft, std::int64_t main_vocab_size)
     : model_(draft),
       pool_(static_cast<std::int32_t>(draft.kv_cache_layout().num_blocks)),
@@ -39,11 +34,6 @@ DraftProposer::DraftProposer(models::LanguageModel& draft, std::int64_t main_voc
 
 std::unique_ptr<DraftState> DraftProposer::make_state(const GenerationConfig& config) {
   return std::make_unique<DraftState>(pool_, static_cast<std::int32_t>(model_.kv_cache_layout().block_size), config);
-}
-
-std::unique_ptr<DraftState> DraftProposer::resume_state(const GenerationConfig& config, kv::BlockTable cached,
-                                                        std::int64_t num_valid) {
-  return std::make_unique<DraftState>(std::move(cached), num_valid, config);
 }
 
 void DraftProposer::rollback(DraftState& state, std::int64_t num_valid) {

@@ -22,8 +22,6 @@ namespace kiln::genai {
 class DraftState {
  public:
   DraftState(kv::BlockPool& pool, std::int32_t block_size, const GenerationConfig& config);
-  // Resumes from an earlier request's draft cache, valid for its first `num_valid` tokens.
-  DraftState(kv::BlockTable cached, std::int64_t num_valid, const GenerationConfig& config);
 
   kv::BlockTable blocks;
   std::int64_t num_computed = 0;  // tokens of the sequence the draft's cache holds
@@ -37,10 +35,6 @@ class DraftProposer {
   DraftProposer(models::LanguageModel& draft, std::int64_t main_vocab_size);
 
   std::unique_ptr<DraftState> make_state(const GenerationConfig& config);
-  // A state over `cached` (blocks of this proposer's pool, a chat's previous turns), keeping the
-  // first `num_valid` tokens' keys and values.
-  std::unique_ptr<DraftState> resume_state(const GenerationConfig& config, kv::BlockTable cached,
-                                           std::int64_t num_valid);
 
   struct Slot {
     Sequence* sequence = nullptr;

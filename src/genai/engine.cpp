@@ -50,6 +50,8 @@ Engine::Engine(models::LanguageModel& model, EngineOptions options)
   if (options.max_context_tokens > 0) max_context_tokens_ = std::min(max_context_tokens_, options.max_context_tokens);
   if (options.draft_model != nullptr) {
     drafter_ = std::make_unique<DraftProposer>(*options.draft_model, model.config().vocab_size);
+    draft_prefix_caching_ =
+        prefix_caching_ && options.draft_model->kv_cache_layout().block_size == model.kv_cache_layout().block_size;
   }
 }
 
@@ -81,20 +83,18 @@ void Engine::validate_request(const std::vector<std::int32_t>& prompt, const Gen
   if (!config.stop_strings.empty() && tokenizer_ == nullptr) {
     fail(ErrorKind::kInternal, "GenerationConfig: stop_strings need the engine to have a tokenizer");
   }
-  if (options.on_text && tokenizer_ == nullptr)
-    fail(ErrorKind::kInternal, "text streaming needs the engine to have a tokenizer");
   if (options.on_prompt_logits) {
     const auto n = static_cast<std::int64_t>(prompt.size());
     if (options.prompt_logits_from < 0 || options.prompt_logits_from >= n) {
       fail(ErrorKind::kInternal, "prompt logits from position {} of a {}-token prompt", options.prompt_logits_from, n);
     }
-    if (config.is_beam_search() || config.num_return_sequences > 1 || options.on_token || options.on_text ||
-        options.prefix || config.is_prompt_lookup() || config.num_assistant_tokens > 0) {
-      fail(ErrorKind::kInternal, "a scoring request is one plain sequence without streaming, cache reuse or drafts");
+    if (config.is_beam_search() || config.num_return_sequences > 1 || options.on_token || config.is_prompt_lookup() ||
+        config.num_assistant_tokens > 0) {
+      fail(ErrorKind::kInternal, "a scoring request is one plain sequence without streaming or drafts");
     }
   }
   const bool several = config.num_beams > 1 || config.num_return_sequences > 1;
-  if (several && (options.on_token || options.on_text)) {
+  if (several && options.on_token) {
     fail(
         "streaming needs a single sequence: num_beams is {} and num_return_sequences is {} (stream with 1 and 1, "
         "or read the results when generation ends)",
@@ -116,10 +116,8 @@ RequestId Engine::add_request(std::vector<std::int32_t> prompt, const Generation
   r->num_prompt = static_cast<std::int64_t>(prompt.size());
   r->max_new_tokens = r->scores_prompt() ? 0 : config.new_token_limit(r->num_prompt, max_context_tokens_);
   r->on_token = std::move(options.on_token);
-  r->on_text = std::move(options.on_text);
   r->on_prompt_logits = std::move(options.on_prompt_logits);
   r->prompt_logits_from = options.prompt_logits_from;
-  r->keep_kv = options.keep_kv;
   r->timings.queued_ms = clock_.elapsed_ms();
   r->speculative = config.is_prompt_lookup() ||
                    (drafter_ && (config.num_assistant_tokens > 0 || config.assistant_confidence_threshold > 0));
@@ -139,7 +137,7 @@ RequestId Engine::add_request(std::vector<std::int32_t> prompt, const Generation
     }
     r->beam_search = std::make_unique<BeamSearch>(config, r->num_prompt, r->max_new_tokens, std::move(stop_check));
   }
-  start_sequence(*r, std::move(prompt), std::move(options.prefix));
+  start_sequence(*r, std::move(prompt));
   if (r->max_new_tokens == 0 && !r->scores_prompt()) {
     finish_sequence(*r, *r->sequences.front(), GenerationFinishReason::LENGTH);
     finish_request(*r);
@@ -149,29 +147,11 @@ RequestId Engine::add_request(std::vector<std::int32_t> prompt, const Generation
   return id;
 }
 
-void Engine::start_sequence(RequestState& r, std::vector<std::int32_t> prompt, std::optional<CachedPrefix> prefix) {
+void Engine::start_sequence(RequestState& r, std::vector<std::int32_t> prompt) {
   const auto block_size = static_cast<std::int32_t>(model_.kv_cache_layout().block_size);
-  std::int64_t reused = 0;
-  if (prefix) {
-    // Keep the cached keys and values up to the first token that differs, and at least the last
-    // prompt token to compute (its logits start generation).
-    const auto common = std::mismatch(prefix->tokens.begin(), prefix->tokens.end(), prompt.begin(), prompt.end());
-    reused =
-        std::min<std::int64_t>(common.first - prefix->tokens.begin(), static_cast<std::int64_t>(prompt.size()) - 1);
-    prefix->blocks.truncate(reused);
-  }
-  auto s = std::make_unique<Sequence>(prefix ? std::move(prefix->blocks) : kv::BlockTable(pool_, block_size));
-  // The draft's cache is reused the same way when this request speculates with the draft;
-  // otherwise its blocks go back to the draft's pool here.
-  if (prefix && prefix->draft_blocks && r.speculative && !r.config.is_prompt_lookup()) {
-    const std::int64_t draft_reused = std::min(prefix->num_draft_tokens, reused);
-    s->draft = drafter_->resume_state(r.config, std::move(*prefix->draft_blocks), draft_reused);
-    r.speculation.num_draft_reused = draft_reused;
-  }
+  auto s = std::make_unique<Sequence>(kv::BlockTable(pool_, block_size));
   s->tokens = std::move(prompt);
-  s->num_computed = reused;
   if (!r.beam_search) s->text = make_text_stream(r.config);
-  r.num_reused = reused;
   r.sequences.push_back(std::move(s));
 }
 
@@ -207,30 +187,6 @@ Engine::Occupancy Engine::occupancy() const {
     ++(admitted ? o.running : o.waiting);
   }
   return o;
-}
-
-CachedPrefix Engine::take_kv(RequestId id) {
-  auto it = requests_.find(id);
-  if (it == requests_.end()) fail(ErrorKind::kNotFound, "no request with id {}", id);
-  RequestState& r = *it->second;
-  if (!r.keep_kv || r.finish_reason == GenerationFinishReason::NONE || r.sequences.size() != 1) {
-    fail(ErrorKind::kInternal, "request {} has no KV cache to hand over (keep_kv, finished, one sequence)", id);
-  }
-  Sequence& s = *r.sequences.front();
-  const auto computed = static_cast<std::size_t>(std::min<std::int64_t>(s.num_computed, s.tokens.size()));
-  s.blocks.truncate(static_cast<std::int64_t>(computed));
-  CachedPrefix cache{.tokens = {s.tokens.begin(), s.tokens.begin() + static_cast<std::ptrdiff_t>(computed)},
-                     .blocks = std::move(s.blocks),
-                     .draft_blocks = std::nullopt,
-                     .num_draft_tokens = 0};
-  if (s.draft) {
-    // A stop inside an accepted run can leave the draft ahead of the kept tokens.
-    cache.num_draft_tokens = std::min<std::int64_t>(s.draft->num_computed, static_cast<std::int64_t>(computed));
-    s.draft->blocks.truncate(cache.num_draft_tokens);
-    cache.draft_blocks.emplace(std::move(s.draft->blocks));
-    s.draft.reset();
-  }
-  return cache;
 }
 
 void Engine::run_until_idle() {
@@ -276,7 +232,10 @@ void Engine::propose_candidates() {
     const std::int64_t room = std::min(r->max_new_tokens - r->num_generated() - 1, max_context_tokens_ - length);
     const std::int64_t k = std::min(plan.candidates, room);
     if (k <= 0 && plan.catch_up <= 0) continue;
-    if (!lookup && !s.draft) s.draft = drafter_->make_state(r->config);
+    if (!lookup && !s.draft) {
+      s.draft = drafter_->make_state(r->config);
+      if (draft_prefix_caching_) reuse_cached_draft_prefix(*r, s);
+    }
     if (k <= 0) {
       catch_ups.push_back({&s, plan.catch_up});
       catch_up_requests.push_back(r);

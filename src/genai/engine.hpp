@@ -17,6 +17,7 @@
 #include "genai/request_state.hpp"
 #include "kiln/generation_config.hpp"
 #include "kiln/tokenizer.hpp"
+#include "kv/prefix_cache.hpp"
 #include "models/language_model.hpp"
 #include "sched/scheduler.hpp"
 #include "util/clock.hpp"
@@ -40,11 +41,6 @@ struct EngineOptions {
 
 struct RequestOptions {
   TokenCallback on_token;  // single-sequence requests only
-  TextCallback on_text;    // single-sequence requests only; needs EngineOptions::tokenizer
-  // The KV cache of an earlier request (take_kv): its longest common prefix with the prompt is
-  // not computed again.
-  std::optional<CachedPrefix> prefix;
-  bool keep_kv = false;  // keep the finished request's KV blocks for take_kv()
   // Scoring instead of generating (perplexity, compare): the prompt runs in chunks as any prompt
   // does, each chunk from `prompt_logits_from` on asks for all its logits (a chunk is cut there,
   // so none straddles it), on_prompt_logits receives them after each step, and the request ends
@@ -84,9 +80,6 @@ class Engine {
   // Ends an unfinished request now, with `reason` (STOP keeps what it generated, CANCEL too, but
   // marks the answer as unwanted), and frees its blocks. A finished request is left as it is.
   void end_request(RequestId id, GenerationFinishReason reason);
-  // The KV cache a finished single-sequence request kept (RequestOptions::keep_kv): its
-  // computed tokens and their blocks, for a later request's RequestOptions::prefix.
-  CachedPrefix take_kv(RequestId id);
 
   // Tokens one sequence may hold: the model's context, bounded by the KV cache.
   std::int64_t max_context_tokens() const { return max_context_tokens_; }
@@ -118,14 +111,17 @@ class Engine {
     Sequence* sequence = nullptr;
   };
 
-  void start_sequence(RequestState& r, std::vector<std::int32_t> prompt, std::optional<CachedPrefix> prefix);
+  void start_sequence(RequestState& r, std::vector<std::int32_t> prompt);
   void collect_running();
   // Prefix caching (engine_prefix_cache.cpp): a sequence without blocks takes the cached blocks
-  // of its longest cached prefix; computed full blocks are put in the cache.
+  // of its longest cached prefix; computed full blocks are put in the cache. The same for the
+  // draft model's cache of a speculative sequence, in the draft's pool.
   void reuse_cached_prefix(RequestState& r, Sequence& s);
   void cache_computed_blocks(Sequence& s);
-  void hash_blocks(Sequence& s, std::size_t count) const;
-  std::uint64_t block_parent(const Sequence& s, std::size_t i) const;  // the salt for block 0
+  void reuse_cached_draft_prefix(RequestState& r, Sequence& s);
+  void cache_draft_blocks(Sequence& s);
+  // The sequence's first `num_blocks` blocks as the cache names them (hashed as needed).
+  kv::PrefixChain prefix_chain(Sequence& s, std::size_t num_blocks) const;
   void propose_candidates();
   sched::ScheduleOutput schedule();  // over scheduled_
   void execute(const sched::ScheduleOutput& plan);
@@ -149,7 +145,8 @@ class Engine {
   bool adaptive_speculation_ = true;
   std::int64_t max_context_tokens_;
   bool prefix_caching_;
-  std::uint64_t prefix_salt_;  // the first block's parent hash: this model's KV layout
+  bool draft_prefix_caching_ = false;  // also the draft's cache (its blocks hold as many tokens)
+  std::uint64_t prefix_salt_;          // the first block's parent hash: this model's KV layout
   std::map<RequestId, std::unique_ptr<RequestState>> requests_;  // ordered by id = arrival
   RequestId next_id_ = 0;
   Stopwatch clock_;

@@ -19,6 +19,23 @@ GenerationFinishReason reason_of(GenerationStatus status) {
   return status == GenerationStatus::STOP ? GenerationFinishReason::STOP : GenerationFinishReason::CANCEL;
 }
 
+// What the engine counted for a finished request (the channel adds the times it saw).
+PerfMetrics counted_metrics(const RequestState& r, bool has_draft_model) {
+  PerfMetrics m;
+  RawPerfMetrics& raw = m.raw;
+  raw.num_input_tokens.push_back(double(r.num_prompt));
+  raw.num_prefilled_tokens.push_back(double(r.num_prompt - r.num_reused));
+  raw.num_generated_tokens.push_back(double(r.num_generated_total()));
+  raw.detokenization_durations_ms.push_back(r.timings.detokenize_ms);
+  raw.token_latencies_ms = r.timings.token_latencies_ms;
+  const SpeculationStats& spec = r.speculation;
+  if (spec.num_proposed > 0) raw.acceptance_rates.push_back(double(spec.num_accepted) / double(spec.num_proposed));
+  if (has_draft_model) raw.num_draft_prefilled_tokens.push_back(double(spec.num_draft_prefilled));
+  raw.num_proposed_tokens = spec.num_proposed;
+  raw.num_accepted_tokens = spec.num_accepted;
+  return m;
+}
+
 }  // namespace
 
 EngineLoop::EngineLoop(models::LanguageModel& model, EngineOptions options) : engine_(model, std::move(options)) {
@@ -101,7 +118,7 @@ void EngineLoop::run() {
     publish();
     update_metrics(step_ms);
     // Ended only now, so whoever sees a request end also sees the metrics without it.
-    for (Ended& e : ended_) e.channel->end(e.status, std::move(e.error));
+    for (Ended& e : ended_) e.channel->end(e.status, std::move(e.error), std::move(e.metrics));
     ended_.clear();
     stepped_.notify_all();
   }
@@ -203,7 +220,11 @@ void EngineLoop::publish() {
       metrics_.generated_tokens += r.num_generated_total();
       metrics_.computed_prompt_tokens += r.num_prompt - r.num_reused;
     }
-    ended_.push_back({it->first, std::move(t.channel), status_of(r.finish_reason, t.ended_by), {}});
+    ended_.push_back({it->first,
+                      std::move(t.channel),
+                      status_of(r.finish_reason, t.ended_by),
+                      {},
+                      counted_metrics(r, engine_.has_draft_model())});
     engine_.release(t.engine_id);
     it = tracked_.erase(it);
   }
@@ -213,7 +234,7 @@ void EngineLoop::fail_all(const std::string& why) {
   for (auto& [id, t] : tracked_) {
     engine_.end_request(t.engine_id, GenerationFinishReason::CANCEL);
     engine_.release(t.engine_id);
-    ended_.push_back({id, std::move(t.channel), GenerationStatus::FAILED, why});
+    ended_.push_back({id, std::move(t.channel), GenerationStatus::FAILED, why, {}});
   }
   tracked_.clear();
 }

@@ -109,6 +109,7 @@ class EngineLoop : public RequestControl, public std::enable_shared_from_this<En
     std::shared_ptr<GenerationChannel> channel;
     GenerationStatus status = GenerationStatus::FINISHED;
     std::string error;  // FAILED only
+    PerfMetrics metrics;
   };
   std::vector<Ended> ended_;  // this step's finished requests, ended after the metrics are published
 

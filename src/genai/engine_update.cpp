@@ -9,17 +9,6 @@
 #include "genai/speculation_controller.hpp"
 
 namespace kiln::genai {
-namespace {
-
-// CANCEL outranks STOP outranks RUNNING.
-StreamingStatus strongest(StreamingStatus a, StreamingStatus b) {
-  if (a == StreamingStatus::CANCEL || b == StreamingStatus::CANCEL) return StreamingStatus::CANCEL;
-  if (a == StreamingStatus::STOP || b == StreamingStatus::STOP) return StreamingStatus::STOP;
-  return StreamingStatus::RUNNING;
-}
-
-}  // namespace
-
 std::unique_ptr<TextStream> Engine::make_text_stream(const GenerationConfig& config) const {
   if (tokenizer_ == nullptr) return nullptr;
   return std::make_unique<TextStream>(*tokenizer_, config.stop_strings, config.include_stop_str_in_output);
@@ -132,15 +121,13 @@ bool Engine::append_token(RequestState& r, Sequence& s, const TokenLogprob& t) {
     return false;
   }
   StreamingStatus status = StreamingStatus::RUNNING;
-  const bool streams = r.streams();
-  if (streams && r.on_token) status = r.on_token(t.token);
+  if (r.streams() && r.on_token) status = r.on_token(t.token);
   bool stop_string = false;
   if (s.text) {
     const double start = clock_.elapsed_ms();
     TextStream::Delta delta = s.text->push(t.token);
     r.timings.detokenize_ms += clock_.elapsed_ms() - start;
     stop_string = delta.stopped;
-    if (streams && r.on_text && !delta.text.empty()) status = strongest(status, r.on_text(delta.text));
   }
   if (status == StreamingStatus::CANCEL) {
     finish_sequence(r, s, GenerationFinishReason::CANCEL);
@@ -156,21 +143,15 @@ void Engine::finish_sequence(RequestState& r, Sequence& s, GenerationFinishReaso
   s.finish_reason = reason;
   if (s.text && reason != GenerationFinishReason::CANCEL) {
     const double start = clock_.elapsed_ms();
-    const std::string rest = s.text->finish();
+    s.text->finish();  // the held-back tail was no stop string after all: it joins the text
     r.timings.detokenize_ms += clock_.elapsed_ms() - start;
-    // The held-back tail was no stop string after all: it belongs to the streamed text (and
-    // the streamer may still cancel the answer on it).
-    if (r.streams() && r.on_text && !rest.empty() && r.on_text(rest) == StreamingStatus::CANCEL) {
-      s.finish_reason = GenerationFinishReason::CANCEL;
-    }
   }
   s.logits.clear();
   s.logits.shrink_to_fit();
-  // A chat turn keeps both models' caches for take_kv(); anything else frees them now.
-  if (!(r.keep_kv && r.sequences.size() == 1)) {
-    s.blocks.clear();
-    s.draft.reset();
-  }
+  if (prefix_caching_) cache_computed_blocks(s);  // with the candidates the last step accepted
+  s.blocks.clear();
+  if (s.draft && draft_prefix_caching_) cache_draft_blocks(s);  // for a later request (a chat's next turn)
+  s.draft.reset();
 }
 
 void Engine::finish_request(RequestState& r) {

@@ -13,6 +13,7 @@ void GenerationChannel::append(std::size_t index, std::span<const std::int32_t> 
     o.generated_ids.insert(o.generated_ids.end(), ids.begin(), ids.end());
     o.logprobs.insert(o.logprobs.end(), logprobs.begin(), logprobs.end());
     o.text.append(text);
+    if (first_output_ms_ == 0 && !ids.empty()) first_output_ms_ = created_.elapsed_ms();
   }
   changed_.notify_all();
 }
@@ -36,14 +37,23 @@ void GenerationChannel::replace(std::vector<GenerationOutput> outputs) {
   std::lock_guard lock(mutex_);
   outputs_ = std::move(outputs);
   read_.assign(outputs_.size(), Cursor{});
+  if (first_output_ms_ == 0) first_output_ms_ = created_.elapsed_ms();
 }
 
-void GenerationChannel::end(GenerationStatus status, std::string error) {
+void GenerationChannel::end(GenerationStatus status, std::string error, PerfMetrics metrics) {
   {
     std::lock_guard lock(mutex_);
     if (status_ != GenerationStatus::RUNNING) return;
     status_ = status;
     error_ = std::move(error);
+    const double duration_ms = created_.elapsed_ms();
+    RawPerfMetrics& raw = metrics.raw;
+    raw.generate_durations_ms.push_back(duration_ms);
+    if (first_output_ms_ > 0) raw.ttfts_ms.push_back(first_output_ms_);
+    double generated = 0;
+    for (double n : raw.num_generated_tokens) generated += n;
+    raw.throughputs.push_back(duration_ms > 0 ? generated * 1000.0 / duration_ms : 0.0);
+    metrics_ = std::move(metrics);
   }
   changed_.notify_all();
 }
@@ -56,6 +66,11 @@ GenerationStatus GenerationChannel::status() const {
 std::string GenerationChannel::error() const {
   std::lock_guard lock(mutex_);
   return error_;
+}
+
+PerfMetrics GenerationChannel::perf_metrics() const {
+  std::lock_guard lock(mutex_);
+  return metrics_;
 }
 
 bool GenerationChannel::has_unread() const {

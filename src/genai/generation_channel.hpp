@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kiln/generation_handle.hpp"
+#include "util/clock.hpp"
 
 namespace kiln::genai {
 
@@ -42,12 +43,15 @@ class GenerationChannel {
   // Every sequence's output at once, replacing what was appended (beam search reports its
   // hypotheses only at the end, best first).
   void replace(std::vector<GenerationOutput> outputs);
-  // The request ended; readers wake up. Only the first call counts.
-  void end(GenerationStatus status, std::string error = {});
+  // The request ended; readers wake up. Only the first call counts. `metrics` holds what the
+  // engine counted (tokens, inter-token latencies, detokenization, speculation); the channel adds
+  // the times it saw itself, from its creation (add_request): the first token, the end.
+  void end(GenerationStatus status, std::string error = {}, PerfMetrics metrics = {});
 
   // Reader side (any thread).
   GenerationStatus status() const;
   std::string error() const;
+  PerfMetrics perf_metrics() const;  // empty until the request has ended
   bool can_read() const;
   // Waits until something is unread or the request has ended (or `timeout` passes).
   GenerationOutputs read(std::optional<std::chrono::milliseconds> timeout);
@@ -72,6 +76,9 @@ class GenerationChannel {
   std::vector<Cursor> read_;               // [sequences] how much of it read() has returned
   GenerationStatus status_ = GenerationStatus::RUNNING;
   std::string error_;
+  const Stopwatch created_;
+  double first_output_ms_ = 0;  // since creation; 0 until a token arrived
+  PerfMetrics metrics_;
 };
 
 }  // namespace kiln::genai

@@ -27,6 +27,7 @@ GenerationHandleImpl::~GenerationHandleImpl() {
 std::uint64_t GenerationHandleImpl::request_id() const { return channel_->request_id(); }
 GenerationStatus GenerationHandleImpl::get_status() const { return channel_->status(); }
 std::string GenerationHandleImpl::error() const { return channel_->error(); }
+PerfMetrics GenerationHandleImpl::get_perf_metrics() const { return channel_->perf_metrics(); }
 bool GenerationHandleImpl::can_read() const { return channel_->can_read(); }
 GenerationOutputs GenerationHandleImpl::read() { return channel_->read(std::nullopt); }
 GenerationOutputs GenerationHandleImpl::read_for(std::chrono::milliseconds timeout) { return channel_->read(timeout); }

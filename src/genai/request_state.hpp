@@ -26,8 +26,6 @@ using RequestId = std::int64_t;
 
 // Called with every generated token (stop tokens excluded); its answer may end the request.
 using TokenCallback = std::function<StreamingStatus(std::int32_t token)>;
-// Called with every piece of text that is final (whole characters, no part of a stop string).
-using TextCallback = std::function<StreamingStatus(std::string_view text)>;
 // A scoring request's logits, step by step: rows [n, vocab] where row i is the next-token
 // distribution after prompt position first_position + i. The rows are valid during the call.
 using PromptLogitsCallback = std::function<void(std::int64_t first_position, std::span<const float> rows)>;
@@ -82,8 +80,8 @@ struct SpeculationStats {
   std::int64_t num_proposed = 0;  // candidates the draft or the prompt lookup offered
   std::int64_t num_accepted = 0;  // candidates the main model confirmed
   std::int64_t num_rounds = 0;    // steps that verified at least one candidate
-  // The draft model's share of the prompt: positions whose keys and values it took from an
-  // earlier request's cache (a chat's previous turns), and positions it computed itself.
+  // The draft model's share of the prompt: positions whose keys and values it found in its
+  // prefix cache (a chat's previous turns), and positions it computed itself.
   std::int64_t num_draft_reused = 0;
   std::int64_t num_draft_prefilled = 0;
 };
@@ -95,16 +93,14 @@ struct RequestState {
   GenerationConfig config;
   Sampler sampler;
   std::int64_t num_prompt = 0;
-  std::int64_t num_reused = 0;                       // prompt tokens whose KV came from an earlier request (chat)
+  std::int64_t num_reused = 0;                       // prompt tokens whose KV came from the prefix cache
   std::int64_t max_new_tokens = 0;                   // resolved from the config and the context
   std::vector<std::unique_ptr<Sequence>> sequences;  // beam search: the running beams, then the results
   TokenCallback on_token;
-  TextCallback on_text;
   // Scoring (RequestOptions::on_prompt_logits): the prompt is computed, its logits from this
   // position on are reported, and the request ends without generating.
   PromptLogitsCallback on_prompt_logits;
   std::int64_t prompt_logits_from = 0;
-  bool keep_kv = false;  // a finished request keeps its blocks for take_kv() (chat)
   GenerationFinishReason finish_reason = GenerationFinishReason::NONE;
   RequestTimings timings;
   SpeculationStats speculation;
@@ -122,17 +118,6 @@ struct RequestState {
   std::int64_t num_generated_total() const;  // over every sequence
   bool streams() const { return sequences.size() == 1 && !beam_search; }
   bool scores_prompt() const { return static_cast<bool>(on_prompt_logits); }
-};
-
-// The KV cache a finished request leaves behind for a later one that starts with the same tokens
-// (a chat's next turn): the blocks hold keys and values for exactly `tokens`; a speculative
-// request's draft model leaves its own cache of the first `num_draft_tokens` of them (the draft
-// may lag the main model: it catches up lazily).
-struct CachedPrefix {
-  std::vector<std::int32_t> tokens;
-  kv::BlockTable blocks;
-  std::optional<kv::BlockTable> draft_blocks;  // blocks of the engine's draft model
-  std::int64_t num_draft_tokens = 0;
 };
 
 }  // namespace kiln::genai

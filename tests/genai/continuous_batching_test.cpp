@@ -297,6 +297,16 @@ TEST(ContinuousBatching, SharedPrefixIsComputedOnceAndChangesNoToken) {
   for (std::size_t i = 1; i < g.prompts.size(); ++i) {
     EXPECT_EQ(handles[i - 1]->read_all()[0].generated_ids,
               uncached->add_request(i, with_suffix(i), greedy(16))->read_all()[0].generated_ids);
+    // Each request's own metrics: what it found in the cache was not prefilled.
+    const RawPerfMetrics& raw = handles[i - 1]->get_perf_metrics().raw;
+    ASSERT_EQ(raw.num_input_tokens.size(), 1u);
+    EXPECT_EQ(raw.num_input_tokens[0], double(with_suffix(i).size()));
+    EXPECT_LE(raw.num_prefilled_tokens[0], raw.num_input_tokens[0] - double(full_blocks));
+    EXPECT_EQ(raw.num_generated_tokens[0], 16);
+    EXPECT_EQ(raw.token_latencies_ms.size(), 15u);
+    ASSERT_EQ(raw.ttfts_ms.size(), 1u);
+    EXPECT_GT(raw.ttfts_ms[0], 0);
+    EXPECT_GE(raw.generate_durations_ms[0], raw.ttfts_ms[0]);
   }
   const PipelineMetrics m = cached->get_metrics();
   EXPECT_GE(m.prefix_cache_hits, static_cast<std::int64_t>(g.prompts.size() - 1) * full_blocks);

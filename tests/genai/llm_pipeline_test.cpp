@@ -1,9 +1,10 @@
 // LLMPipeline end to end on the golden checkpoints. Oracles: transformers' greedy continuations
 // (golden.json) for plain prompts, batches and streaming; the same text through every streamer
-// form; stop strings cut the golden text at their first occurrence; a chat turn that reuses the
-// previous turns' KV cache generates exactly what a stateless call over the whole history does,
-// while prefilling only the new tokens (with a draft model, in both models, with plain decoding's
-// answers); CANCEL drops a turn from the history, STOP keeps it.
+// form; stop strings cut the golden text at their first occurrence; a chat turn that finds the
+// previous turns' KV in the prefix cache generates exactly what a stateless call over the whole
+// history does, while prefilling only the new tokens and the partial block before them (with a
+// draft model, in both models, with plain decoding's answers); CANCEL drops a turn from the
+// history, STOP keeps it.
 // Tests against transformers' text run on the REFERENCE device (exact); the CPU default's f16
 // KV cache flips the nearly tied logits of these random-weight checkpoints.
 #include "kiln/llm_pipeline.hpp"
@@ -167,8 +168,17 @@ TEST(LLMPipeline, ChatTurnsAndTheCacheAnswerAsAFreshPipeline) {
   EXPECT_EQ(got.tokens[0], want.tokens[0]);
 }
 
+// Chat turns find their history's keys and values in the prefix cache in whole blocks: a turn
+// computes its new tokens and at most the partial block before them.
+constexpr std::int64_t kChatBlock = 4;
+
+PipelineProperties small_blocks(PipelineProperties p = {}) {
+  p.kv_block_size = kChatBlock;
+  return p;
+}
+
 TEST(LLMPipeline, ChatReusesTheKvCacheAndMatchesStatelessGeneration) {
-  LLMPipeline pipe = pipeline();
+  LLMPipeline pipe = pipeline("llama3_tiny", small_blocks());
   GenerationConfig c = greedy(10);
   c.ignore_eos = false;
   pipe.start_chat("You are terse.");
@@ -180,14 +190,16 @@ TEST(LLMPipeline, ChatReusesTheKvCacheAndMatchesStatelessGeneration) {
   EXPECT_EQ(history[2].content, first.texts[0]);
   EXPECT_EQ(history[4].content, second.texts[0]);
   // The second turn prefilled only what the first did not leave in the cache: none of the first
-  // turn's prompt (the template renders it identically), and of the first answer only what does
-  // not re-tokenize as generated (these random-weight answers hold bytes that decode to U+FFFD).
+  // turn's prompt (the template renders it identically) but its last partial block, and of the
+  // first answer only what does not re-tokenize as generated (these random-weight answers hold
+  // bytes that decode to U+FFFD).
   const RawPerfMetrics& raw = second.perf_metrics.raw;
-  EXPECT_LE(raw.num_prefilled_tokens[0], raw.num_input_tokens[0] - first.perf_metrics.raw.num_input_tokens[0])
+  EXPECT_LE(raw.num_prefilled_tokens[0],
+            raw.num_input_tokens[0] - first.perf_metrics.raw.num_input_tokens[0] + kChatBlock - 1)
       << raw.num_prefilled_tokens[0];
   // Oracle: the same conversation, stateless, on a pipeline without any cached KV.
   ChatHistory upto({history[0], history[1], history[2], {"user", "The quick brown fox"}});
-  LLMPipeline fresh = pipeline();
+  LLMPipeline fresh = pipeline("llama3_tiny", small_blocks());
   const DecodedResults stateless = fresh.generate(upto, c);
   EXPECT_EQ(stateless.tokens[0], second.tokens[0]);
   EXPECT_EQ(stateless.perf_metrics.raw.num_prefilled_tokens[0], stateless.perf_metrics.raw.num_input_tokens[0]);
@@ -200,11 +212,11 @@ TEST(LLMPipeline, ChatReusesTheKvCacheAndMatchesStatelessGeneration) {
 }
 
 // With a draft model both caches carry over: the second turn's draft computes no more of the
-// prompt than the main model does (the new tokens, give or take the one token it lagged), and
-// the answers are plain decoding's (a chat without the draft). Without reuse it would compute
-// the whole history, as on the first turn.
+// prompt than the main model does (the new tokens, give or take the block of the one token it
+// lagged), and the answers are plain decoding's (a chat without the draft). Without reuse it
+// would compute the whole history, as on the first turn.
 TEST(LLMPipeline, ChatWithADraftReusesBothKvCaches) {
-  PipelineProperties props;
+  PipelineProperties props = small_blocks();
   props.draft = draft_model(testing::draft_dir(), "REFERENCE");
   props.adaptive_speculation = false;
   LLMPipeline speculative = reference_pipeline("llama3_tiny", props), plain = reference_pipeline();
@@ -221,8 +233,8 @@ TEST(LLMPipeline, ChatWithADraftReusesBothKvCaches) {
     if (previous_input == 0) {
       EXPECT_EQ(raw.num_draft_prefilled_tokens[0], raw.num_input_tokens[0]);  // nothing cached yet
     } else {
-      EXPECT_LE(raw.num_prefilled_tokens[0], raw.num_input_tokens[0] - previous_input) << message;
-      EXPECT_LE(raw.num_draft_prefilled_tokens[0], raw.num_prefilled_tokens[0] + 2) << message;
+      EXPECT_LE(raw.num_prefilled_tokens[0], raw.num_input_tokens[0] - previous_input + kChatBlock - 1) << message;
+      EXPECT_LE(raw.num_draft_prefilled_tokens[0], raw.num_prefilled_tokens[0] + kChatBlock) << message;
     }
     previous_input = raw.num_input_tokens[0];
   }

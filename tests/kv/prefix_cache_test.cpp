@@ -10,6 +10,7 @@
 
 #include "kv/block_hash.hpp"
 #include "kv/block_table.hpp"
+#include "kv/prefix_cache.hpp"
 
 namespace kiln::kv {
 namespace {
@@ -143,6 +144,42 @@ TEST(PrefixCache, RandomWorkloadConservesBlocksAndNeverReturnsWrongContent) {
     for (const auto& t : tables)
       for (std::int32_t b : t->blocks()) ASSERT_GT(pool.ref_count(b), 0);
   }
+}
+
+// A table takes the longest prefix whose blocks are cached, and stops at the first block that
+// is not (its own content, or a parent that differs). Oracle: the blocks the first table cached.
+TEST(PrefixChain, TakesTheLongestCachedPrefixUpToTheFirstMiss) {
+  constexpr std::int32_t kBlock = 4;
+  constexpr std::uint64_t kSalt = 99;
+  BlockPool pool(8);
+  const auto ids = tokens(1, 3 * kBlock);
+  std::vector<std::uint64_t> hashes;
+  hash_blocks(hashes, ids, kSalt, kBlock, 3);
+  ASSERT_EQ(hashes.size(), 3u);
+  EXPECT_EQ(hashes[1], hash_block(hashes[0], std::span(ids).subspan(kBlock, kBlock)));
+  BlockTable computed(pool, kBlock);
+  ASSERT_TRUE(computed.reserve(3 * kBlock));
+  cache_blocks(computed, {ids, hashes, kSalt, kBlock}, 0, 2);  // the third block is not cached
+
+  BlockTable reused(pool, kBlock);
+  EXPECT_EQ(take_cached_prefix(reused, {ids, hashes, kSalt, kBlock}), 2u);
+  ASSERT_EQ(reused.blocks().size(), 2u);
+  EXPECT_EQ(reused.blocks()[0], computed.blocks()[0]);
+  EXPECT_EQ(reused.blocks()[1], computed.blocks()[1]);
+  EXPECT_EQ(pool.ref_count(computed.blocks()[0]), 2);
+
+  auto other = ids;
+  other[kBlock + 1] = 0;  // block 1 differs: only block 0 is shared
+  std::vector<std::uint64_t> other_hashes;
+  hash_blocks(other_hashes, other, kSalt, kBlock, 3);
+  BlockTable diverging(pool, kBlock);
+  EXPECT_EQ(take_cached_prefix(diverging, {other, other_hashes, kSalt, kBlock}), 1u);
+
+  std::vector<std::uint64_t> salted;  // another model's cache: nothing is shared
+  hash_blocks(salted, ids, kSalt + 1, kBlock, 3);
+  BlockTable elsewhere(pool, kBlock);
+  EXPECT_EQ(take_cached_prefix(elsewhere, {ids, salted, kSalt + 1, kBlock}), 0u);
+  EXPECT_TRUE(elsewhere.blocks().empty());
 }
 
 }  // namespace
