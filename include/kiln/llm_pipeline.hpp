@@ -38,10 +38,12 @@ struct PipelineProperties {
   std::optional<DraftModel> draft;
   SchedulerConfig scheduler;
   std::int64_t context_tokens = 4096;  // longest sequence (prompt + answer); capped by the model
-  // KV cache size: this many sequences at full context (beams and samples share their prompt's
-  // blocks, so 4 beams fit in far less than 4 contexts; when the cache runs out the newest
-  // sequence is preempted and recomputed later, never lost).
-  std::int64_t kv_cache_sequences = 2;
+  // KV cache size when the SchedulerConfig names none (num_kv_blocks and cache_size 0): this many
+  // sequences at full context, but within half the memory available at load (and at least one
+  // context). 0: 2 for LLMPipeline, SchedulerConfig::max_num_seqs for ContinuousBatchingPipeline.
+  // Beams and samples share their prompt's blocks, so 4 beams fit in far less than 4 contexts;
+  // when the cache runs out the newest sequence is preempted and recomputed later, never lost.
+  std::int64_t kv_cache_sequences = 0;
   std::int64_t kv_block_size = 16;  // tokens per KV block
   // Speculative decoding falls back to plain steps when it does not pay (see
   // SpeculationController); false always proposes num_assistant_tokens.

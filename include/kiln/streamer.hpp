@@ -29,7 +29,8 @@ class KILN_API StreamerBase {
 };
 
 // Text streaming: the callback gets pieces of text in whole UTF-8 characters, never a part of a
-// stop string. The bool form returns true to stop.
+// stop string: each piece is what is new since the last one (a token's text, or several tokens'
+// when the engine ran ahead of the caller). The bool form returns true to stop.
 using TextStreamerCallback = std::function<StreamingStatus(const std::string& text)>;
 using BoolStreamerCallback = std::function<bool(const std::string& text)>;
 

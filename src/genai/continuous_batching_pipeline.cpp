@@ -21,6 +21,7 @@ constexpr std::uint64_t kFirstGenerateId = std::uint64_t{1} << 63;
 
 PipelineProperties with_scheduler(PipelineProperties p, const SchedulerConfig& scheduler) {
   p.scheduler = scheduler;
+  if (p.kv_cache_sequences == 0) p.kv_cache_sequences = scheduler.max_num_seqs;  // all of them at full context
   return p;
 }
 
@@ -89,7 +90,7 @@ void add_tokenization(PerfMetrics& m, double tokenize_ms) {
 }
 
 GenerationResult to_result(GenerationHandleImpl& handle, const std::optional<StreamedPart>& streamed,
-                           double tokenize_ms) {
+                           double tokenize_ms, const Tokenizer& tokenizer) {
   GenerationResult r;
   r.request_id = handle.request_id();
   for (GenerationOutput& o : handle.read_all()) {
@@ -106,7 +107,8 @@ GenerationResult to_result(GenerationHandleImpl& handle, const std::optional<Str
   if (streamed && streamed->ended_by != StreamingStatus::RUNNING && !r.tokens.empty() &&
       r.status != GenerationStatus::FAILED) {
     r.tokens.front().resize(std::min(r.tokens.front().size(), streamed->num_ids));
-    if (streamed->streams_text) r.texts.front() = streamed->text;
+    if (!r.logprobs.empty()) r.logprobs.front().resize(std::min(r.logprobs.front().size(), streamed->num_ids));
+    r.texts.front() = streamed->streams_text ? streamed->text : tokenizer.decode(r.tokens.front(), true);
     const bool cancel = streamed->ended_by == StreamingStatus::CANCEL;
     r.status = cancel ? GenerationStatus::CANCEL : GenerationStatus::STOP;
     r.finish_reasons.front() = cancel ? GenerationFinishReason::CANCEL : GenerationFinishReason::STOP;
@@ -174,7 +176,8 @@ class ContinuousBatchingPipeline::Impl {
     std::optional<StreamedPart> streamed;
     if (has_streamer(streamer)) streamed = stream(*handles.front(), streamer);
     std::vector<GenerationResult> results;
-    for (const GenerationHandle& h : handles) results.push_back(to_result(*h, streamed, tokenize_ms));
+    for (const GenerationHandle& h : handles)
+      results.push_back(to_result(*h, streamed, tokenize_ms, models_.main.tokenizer));
     return results;
   }
 

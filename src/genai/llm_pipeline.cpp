@@ -13,6 +13,14 @@
 namespace kiln {
 namespace {
 
+// One caller rarely holds more than a couple of full contexts (a chat and a stateless call).
+constexpr std::int64_t kDefaultKvCacheSequences = 2;
+
+PipelineProperties with_defaults(PipelineProperties p) {
+  if (p.kv_cache_sequences == 0) p.kv_cache_sequences = kDefaultKvCacheSequences;
+  return p;
+}
+
 // One call's metrics from its requests': the call's own duration, the earliest first token,
 // and the token counts and latencies of all of them.
 PerfMetrics call_metrics(const std::vector<GenerationResult>& results, double duration_ms) {
@@ -75,7 +83,7 @@ DecodedResults decoded(std::vector<GenerationResult> results, double duration_ms
 class LLMPipeline::Impl {
  public:
   Impl(const std::filesystem::path& model_dir, const std::string& device, const PipelineProperties& properties)
-      : pipe_(model_dir, properties.scheduler, device, properties), config_(pipe_.get_config()) {
+      : pipe_(model_dir, properties.scheduler, device, with_defaults(properties)), config_(pipe_.get_config()) {
     metrics_.load_time_ms = load_clock_.elapsed_ms();
   }
 

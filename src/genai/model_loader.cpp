@@ -34,7 +34,8 @@ LoadedModel load_model(const std::filesystem::path& dir, const LoadOptions& opti
                                                  .max_sequences = options.max_sequences,
                                                  .num_blocks = options.num_blocks,
                                                  .cache_bytes = options.cache_bytes,
-                                                 .block_size = options.block_size});
+                                                 .block_size = options.block_size,
+                                                 .memory_cap_bytes = options.kv_memory_cap_bytes});
   } catch (...) {
     compile_error = std::current_exception();
   }

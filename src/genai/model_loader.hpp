@@ -16,11 +16,12 @@
 namespace kiln::genai {
 
 struct LoadOptions {
-  std::int64_t context_tokens = 4096;  // KV cache capacity for one sequence; capped by the model
-  std::int64_t max_sequences = 1;      // sequences the KV cache holds at full context
-  std::int64_t num_blocks = 0;         // > 0: the KV cache's size in blocks, instead
-  std::uint64_t cache_bytes = 0;       // > 0 (num_blocks 0): the KV cache's size in bytes, instead
-  std::int64_t block_size = 16;        // tokens per KV block
+  std::int64_t context_tokens = 4096;     // KV cache capacity for one sequence; capped by the model
+  std::int64_t max_sequences = 1;         // sequences the KV cache holds at full context
+  std::int64_t num_blocks = 0;            // > 0: the KV cache's size in blocks, instead
+  std::uint64_t cache_bytes = 0;          // > 0 (num_blocks 0): the KV cache's size in bytes, instead
+  std::int64_t block_size = 16;           // tokens per KV block
+  std::uint64_t kv_memory_cap_bytes = 0;  // > 0: max_sequences shrinks to fit (not below one context)
   // "CPU" (the compiled backend) or "REFERENCE" (the scalar oracle), with its properties.
   std::string device = "CPU";
   runtime::DeviceProperties properties{};

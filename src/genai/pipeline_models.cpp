@@ -1,14 +1,16 @@
 #include "genai/pipeline_models.hpp"
 
 #include "genai/chat_session.hpp"
+#include "runtime/device_info.hpp"
 #include "util/error.hpp"
 
 namespace kiln::genai {
 namespace {
 
 LoadedModel load_for(const std::filesystem::path& dir, const std::string& device, const PipelineProperties& p) {
-  if (p.kv_cache_sequences <= 0)
-    fail("PipelineProperties: kv_cache_sequences must be positive, got {}", p.kv_cache_sequences);
+  if (p.kv_cache_sequences < 0)
+    fail("PipelineProperties: kv_cache_sequences must be 0 (the pipeline's default) or positive, got {}",
+         p.kv_cache_sequences);
   if (p.scheduler.num_kv_blocks < 0)
     fail("SchedulerConfig: num_kv_blocks must be 0 (derived) or positive, got {}", p.scheduler.num_kv_blocks);
   LoadOptions options{.context_tokens = p.context_tokens,
@@ -16,6 +18,7 @@ LoadedModel load_for(const std::filesystem::path& dir, const std::string& device
                       .num_blocks = p.scheduler.num_kv_blocks,
                       .cache_bytes = static_cast<std::uint64_t>(p.scheduler.cache_size) << 30,
                       .block_size = p.kv_block_size,
+                      .kv_memory_cap_bytes = runtime::available_memory_bytes() / 2,
                       .device = device};
   for (const auto& [name, value] : p.device_properties) runtime::set_device_property(options.properties, name, value);
   return load_model(dir, options);

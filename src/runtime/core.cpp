@@ -75,19 +75,27 @@ models::KvCacheLayout kv_cache_layout(const ir::ModelConfig& config, const KvCac
   }
   models::KvCacheLayout kv;
   kv.block_size = r.block_size;
-  const std::int64_t context = std::min(r.context_tokens, config.max_position_embeddings);
-  kv.num_blocks = r.num_blocks > 0 ? r.num_blocks : r.max_sequences * ((context + kv.block_size - 1) / kv.block_size);
   kv.precision = precision;
   kv.u8_group_size = u8_group_size;
-  if (r.num_blocks <= 0 && r.cache_bytes > 0) {
-    kv.num_layers = config.num_layers;
-    kv.num_kv_heads = config.num_kv_heads;
-    kv.head_dim = config.head_dim;
-    const std::uint64_t block_bytes = kv.bytes_per_token() * static_cast<std::uint64_t>(kv.block_size);
+  kv.num_layers = config.num_layers;
+  kv.num_kv_heads = config.num_kv_heads;
+  kv.head_dim = config.head_dim;
+  const std::uint64_t block_bytes = kv.bytes_per_token() * static_cast<std::uint64_t>(kv.block_size);
+  const std::int64_t context = std::min(r.context_tokens, config.max_position_embeddings);
+  const std::int64_t context_blocks = (context + kv.block_size - 1) / kv.block_size;
+  if (r.num_blocks > 0) {
+    kv.num_blocks = r.num_blocks;
+  } else if (r.cache_bytes > 0) {
     kv.num_blocks = static_cast<std::int64_t>(r.cache_bytes / block_bytes);
     if (kv.num_blocks == 0) {
       fail("SchedulerConfig: cache_size of {} bytes holds no KV block: one block of {} tokens takes {} bytes at {}",
            r.cache_bytes, kv.block_size, block_bytes, kv_precision_name(precision));
+    }
+  } else {
+    kv.num_blocks = r.max_sequences * context_blocks;
+    if (r.memory_cap_bytes > 0) {
+      const auto fits = static_cast<std::int64_t>(r.memory_cap_bytes / block_bytes);
+      kv.num_blocks = std::max(std::min(kv.num_blocks, fits), context_blocks);
     }
   }
   return kv;

@@ -21,13 +21,16 @@
 namespace kiln::runtime {
 
 // How big a KV cache to allocate: max_sequences sequences of context_tokens each (the context
-// is capped by the model's max_position_embeddings).
+// is capped by the model's max_position_embeddings), within memory_cap_bytes.
 struct KvCacheRequest {
   std::int64_t context_tokens = 4096;
   std::int64_t max_sequences = 1;
   std::int64_t num_blocks = 0;    // > 0: exactly this many blocks, whatever the others say
   std::uint64_t cache_bytes = 0;  // > 0 (and num_blocks 0): as many blocks as fit in this many bytes
   std::int64_t block_size = 16;
+  // > 0: a size derived from max_sequences stays within this many bytes, but holds at least one
+  // whole context (a cap from the free memory; an explicit num_blocks or cache_bytes is obeyed).
+  std::uint64_t memory_cap_bytes = 0;
 };
 
 // What a compile did, for `kiln bench`, logs and tests.

@@ -81,6 +81,17 @@ std::string cpu_model_name() {
 
 }  // namespace
 
+std::uint64_t available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string name;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (in >> name >> kib >> unit) {
+    if (name == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
+}
+
 std::vector<std::string> device_names() { return {std::string(kCpuDevice), std::string(kReferenceDevice)}; }
 
 DeviceInfo describe_device(std::string_view name) {

@@ -31,6 +31,10 @@ struct DeviceInfo {
   std::vector<CacheLevel> caches;  // of CPU 0, from sysfs; empty where sysfs does not say
 };
 
+// Memory the kernel says a new allocation can get without swapping (MemAvailable in
+// /proc/meminfo), in bytes; 0 when it does not say.
+std::uint64_t available_memory_bytes();
+
 // Names accepted as a device: CPU, REFERENCE.
 std::vector<std::string> device_names();
 

@@ -240,21 +240,28 @@ TEST(LLMPipeline, ChatWithADraftReusesBothKvCaches) {
   }
 }
 
+// Ends generation with `status` at its third token (a text streamer's pieces depend on how far
+// the engine ran ahead of the reader; tokens do not).
+struct EndAtThirdToken : StreamerBase {
+  explicit EndAtThirdToken(StreamingStatus s) : status(s) {}
+  StreamingStatus write(std::int32_t) override { return ++tokens == 3 ? status : StreamingStatus::RUNNING; }
+  StreamingStatus status;
+  int tokens = 0;
+};
+
 TEST(LLMPipeline, CancelDropsTheTurnStopKeepsIt) {
   LLMPipeline pipe = pipeline();
   GenerationConfig c = greedy(12);
   pipe.start_chat();
-  int pieces = 0;
-  const auto cancel_at_3 = TextStreamerCallback(
-      [&](const std::string&) { return ++pieces == 3 ? StreamingStatus::CANCEL : StreamingStatus::RUNNING; });
-  const DecodedResults cancelled = pipe.generate("Hello world", c, cancel_at_3);
+  const DecodedResults cancelled =
+      pipe.generate("Hello world", c, std::make_shared<EndAtThirdToken>(StreamingStatus::CANCEL));
   EXPECT_EQ(cancelled.finish_reasons[0], GenerationFinishReason::CANCEL);
   EXPECT_TRUE(pipe.get_chat_history().empty());
-  pieces = 0;
-  const auto stop_at_3 = TextStreamerCallback(
-      [&](const std::string&) { return ++pieces == 3 ? StreamingStatus::STOP : StreamingStatus::RUNNING; });
-  const DecodedResults stopped = pipe.generate("Hello world", c, stop_at_3);
+  const DecodedResults stopped =
+      pipe.generate("Hello world", c, std::make_shared<EndAtThirdToken>(StreamingStatus::STOP));
   EXPECT_EQ(stopped.finish_reasons[0], GenerationFinishReason::STOP);
+  ASSERT_EQ(stopped.tokens[0].size(), 3u);  // what the streamer took, though the engine ran on
+  EXPECT_EQ(stopped.texts[0], pipe.get_tokenizer().decode(stopped.tokens[0], true));
   ASSERT_EQ(pipe.get_chat_history().size(), 2u);
   EXPECT_EQ(pipe.get_chat_history()[1].content, stopped.texts[0]);
 }

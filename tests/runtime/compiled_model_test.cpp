@@ -146,5 +146,26 @@ TEST(CompiledModel, ChunksAndBatchesAgreeWithFullForward) {
   EXPECT_LT(testing::max_abs_diff(out.logits, std::vector<float>(full.begin() + split * vocab, full.end())), 1e-5f);
 }
 
+// A KV cache sized by sequences shrinks to a memory cap, never below one context; an explicit
+// size in blocks or bytes ignores the cap. Oracle: the layout arithmetic written out.
+TEST(KvCacheLayout, ADerivedSizeStaysWithinTheMemoryCap) {
+  const auto g = kiln::testing::load_golden_checkpoint("llama3_tiny");
+  const ir::ModelConfig& c = g.checkpoint->config();
+  const std::uint64_t block_bytes =
+      2 * static_cast<std::uint64_t>(c.num_layers * c.num_kv_heads * c.head_dim) * 4 * 16;  // f32, 16 tokens
+  const std::int64_t context = 256, context_blocks = context / 16;
+  KvCacheRequest r{.context_tokens = context, .max_sequences = 8, .block_size = 16};
+  EXPECT_EQ(kv_cache_layout(c, r, ElementType::kF32, 32).num_blocks, 8 * context_blocks);
+  r.memory_cap_bytes = block_bytes * 3 * static_cast<std::uint64_t>(context_blocks) + block_bytes / 2;
+  EXPECT_EQ(kv_cache_layout(c, r, ElementType::kF32, 32).num_blocks, 3 * context_blocks);
+  r.memory_cap_bytes = block_bytes;  // less than one context: one context all the same
+  EXPECT_EQ(kv_cache_layout(c, r, ElementType::kF32, 32).num_blocks, context_blocks);
+  r.num_blocks = 1000;
+  EXPECT_EQ(kv_cache_layout(c, r, ElementType::kF32, 32).num_blocks, 1000);
+  r.num_blocks = 0;
+  r.cache_bytes = block_bytes * 100;
+  EXPECT_EQ(kv_cache_layout(c, r, ElementType::kF32, 32).num_blocks, 100);
+}
+
 }  // namespace
 }  // namespace kiln::runtime
