@@ -73,6 +73,9 @@ class Engine {
   void validate_request(const std::vector<std::int32_t>& prompt, const GenerationConfig& config,
                         const RequestOptions& options) const;
 
+  // Prompt tokens whose keys and values the prefix cache holds now (0 with it off).
+  std::int64_t cached_prefix_tokens(std::span<const std::int32_t> prompt) const;
+
   bool has_unfinished_requests() const;
   const RequestState& request(RequestId id) const;
   // Forgets a finished request (frees its record and any KV it kept).

@@ -107,8 +107,7 @@ void EngineLoop::run() {
       if (stopping_) break;
       commands.swap(commands_);
     }
-    for (Command& c : commands) apply(c);
-    commands.clear();
+    apply_all(commands);
     double step_ms = 0;
     if (engine_.has_unfinished_requests()) {
       const Stopwatch clock;
@@ -137,6 +136,22 @@ void EngineLoop::run() {
   tracked_.clear();
   live_ids_.clear();
   stepped_.notify_all();
+}
+
+void EngineLoop::apply_all(std::deque<Command>& commands) {
+  // Requests that arrived during the same step are equals in first-come-first-served order:
+  // those with the longest cached prefix go first (the cheapest to start, and their blocks are
+  // taken before anything evicts them). Then the stops and cancels, which may name them.
+  std::vector<std::pair<std::int64_t, Command*>> adds;
+  for (Command& c : commands) {
+    if (const Add* add = std::get_if<Add>(&c)) adds.emplace_back(engine_.cached_prefix_tokens(add->prompt), &c);
+  }
+  std::stable_sort(adds.begin(), adds.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (auto& [cached, c] : adds) apply(*c);
+  for (Command& c : commands) {
+    if (std::holds_alternative<End>(c)) apply(c);
+  }
+  commands.clear();
 }
 
 void EngineLoop::apply(Command& command) {

@@ -94,6 +94,7 @@ class EngineLoop : public RequestControl, public std::enable_shared_from_this<En
   };
 
   void run();
+  void apply_all(std::deque<Command>& commands);
   void apply(Command& command);
   void step_engine();
   // Appends each request's new output to its channel; ends and forgets finished requests.

@@ -35,6 +35,16 @@ void Engine::reuse_cached_prefix(RequestState& r, Sequence& s) {
   }
 }
 
+std::int64_t Engine::cached_prefix_tokens(std::span<const std::int32_t> prompt) const {
+  if (!prefix_caching_ || prompt.empty()) return 0;
+  const auto block_size = static_cast<std::int32_t>(model_.kv_cache_layout().block_size);
+  const auto num_full = static_cast<std::size_t>((static_cast<std::int64_t>(prompt.size()) - 1) / block_size);
+  std::vector<std::uint64_t> hashes;
+  kv::hash_blocks(hashes, prompt, prefix_salt_, block_size, num_full);
+  return static_cast<std::int64_t>(kv::count_cached_prefix(pool_, {prompt, hashes, prefix_salt_, block_size})) *
+         block_size;
+}
+
 void Engine::cache_computed_blocks(Sequence& s) {
   const std::int64_t block_size = model_.kv_cache_layout().block_size;
   const std::int64_t committed_computed = std::min(s.num_computed, s.num_committed());

@@ -58,8 +58,8 @@ void BlockPool::cache(std::int32_t block, std::uint64_t hash, std::uint64_t pare
   by_hash_.emplace(hash, block);
 }
 
-std::optional<std::int32_t> BlockPool::find_cached(std::uint64_t hash, std::uint64_t parent,
-                                                   std::span<const std::int32_t> tokens) {
+std::optional<std::int32_t> BlockPool::cached_block(std::uint64_t hash, std::uint64_t parent,
+                                                    std::span<const std::int32_t> tokens) const {
   const auto it = by_hash_.find(hash);
   if (it == by_hash_.end()) return std::nullopt;
   const std::int32_t block = it->second;
@@ -67,8 +67,16 @@ std::optional<std::int32_t> BlockPool::find_cached(std::uint64_t hash, std::uint
   if (c.parent != parent || !std::equal(c.tokens.begin(), c.tokens.end(), tokens.begin(), tokens.end())) {
     return std::nullopt;  // a 64-bit collision: another prefix
   }
-  if (ref_counts_[static_cast<std::size_t>(block)] == 0) idle_.erase(c.idle_position);
-  ++ref_counts_[static_cast<std::size_t>(block)];
+  return block;
+}
+
+std::optional<std::int32_t> BlockPool::find_cached(std::uint64_t hash, std::uint64_t parent,
+                                                   std::span<const std::int32_t> tokens) {
+  const std::optional<std::int32_t> block = cached_block(hash, parent, tokens);
+  if (!block) return std::nullopt;
+  const CachedContent& c = cached_[static_cast<std::size_t>(*block)];
+  if (ref_counts_[static_cast<std::size_t>(*block)] == 0) idle_.erase(c.idle_position);
+  ++ref_counts_[static_cast<std::size_t>(*block)];
   return block;
 }
 

@@ -43,6 +43,10 @@ class BlockPool {
   // nullopt when there is none.
   std::optional<std::int32_t> find_cached(std::uint64_t hash, std::uint64_t parent,
                                           std::span<const std::int32_t> tokens);
+  // Whether find_cached would find it (nothing changes).
+  bool holds(std::uint64_t hash, std::uint64_t parent, std::span<const std::int32_t> tokens) const {
+    return cached_block(hash, parent, tokens).has_value();
+  }
 
  private:
   struct CachedContent {
@@ -53,6 +57,8 @@ class BlockPool {
     std::list<std::int32_t>::iterator idle_position;  // valid while the block is idle
   };
   void forget(std::int32_t block);
+  std::optional<std::int32_t> cached_block(std::uint64_t hash, std::uint64_t parent,
+                                           std::span<const std::int32_t> tokens) const;
 
   std::vector<std::int32_t> free_;        // LIFO: recently freed blocks are reused first (warm in cache)
   std::vector<std::int32_t> ref_counts_;  // [num_blocks]

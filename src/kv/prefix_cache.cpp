@@ -24,6 +24,14 @@ std::size_t take_cached_prefix(BlockTable& table, const PrefixChain& chain) {
   return hits;
 }
 
+std::size_t count_cached_prefix(const BlockPool& pool, const PrefixChain& chain) {
+  std::size_t hits = 0;
+  while (hits < chain.hashes.size() && pool.holds(chain.hashes[hits], chain.parent(hits), chain.block_tokens(hits))) {
+    ++hits;
+  }
+  return hits;
+}
+
 void cache_blocks(const BlockTable& table, const PrefixChain& chain, std::size_t first, std::size_t last) {
   for (std::size_t i = first; i < last; ++i) {
     table.pool().cache(table.blocks()[i], chain.hashes[i], chain.parent(i), chain.block_tokens(i));

@@ -35,6 +35,9 @@ void hash_blocks(std::vector<std::uint64_t>& hashes, std::span<const std::int32_
 // chain.hashes.size() blocks), each with a reference the table now owns. Returns how many.
 std::size_t take_cached_prefix(BlockTable& table, const PrefixChain& chain);
 
+// How many of the chain's leading blocks `pool` holds (nothing changes).
+std::size_t count_cached_prefix(const BlockPool& pool, const PrefixChain& chain);
+
 // Puts the table's blocks [first, last) in the cache as holding the chain's blocks [first, last).
 void cache_blocks(const BlockTable& table, const PrefixChain& chain, std::size_t first, std::size_t last);
 

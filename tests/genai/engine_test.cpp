@@ -176,5 +176,28 @@ TEST(Engine, ScoringRequestReportsPromptLogitsInChunks) {
   EXPECT_KILN_ERROR(engine.add_request(prompt, beams, scoring_from(0)), "a scoring request is one plain sequence");
 }
 
+// cached_prefix_tokens (what orders requests that arrive together) answers what the request
+// will then find. Oracle: the request's own num_reused once it runs.
+TEST(Engine, CachedPrefixTokensForeseeWhatARequestReuses) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto model = model_with(g, 64);
+  Engine engine(*model);
+  std::vector<std::int32_t> prompt = g.prompts[1].ids;
+  EXPECT_EQ(engine.cached_prefix_tokens(prompt), 0);
+  const RequestId first = engine.add_request(prompt, greedy(9));
+  engine.run_until_idle();
+  const auto answer = engine.request(first).generated();
+  prompt.insert(prompt.end(), answer.begin(), answer.end());
+  engine.release(first);
+  const std::int64_t foreseen = engine.cached_prefix_tokens(prompt);
+  EXPECT_EQ(foreseen, (static_cast<std::int64_t>(prompt.size()) - 1) / 4 * 4);  // all but the last token
+  EXPECT_EQ(engine.cached_prefix_tokens(std::vector<std::int32_t>(prompt.begin(), prompt.begin() + 3)), 0);
+  const RequestId second = engine.add_request(prompt, greedy(2));
+  engine.run_until_idle();
+  EXPECT_EQ(engine.request(second).num_reused, foreseen);
+  Engine uncached(*model, {.enable_prefix_caching = false});
+  EXPECT_EQ(uncached.cached_prefix_tokens(prompt), 0);
+}
+
 }  // namespace
 }  // namespace kiln::genai
