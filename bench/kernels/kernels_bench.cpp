@@ -253,7 +253,7 @@ void register_all() {
       if (n == 128 && w.scheme != WeightScheme::kBf16) continue;
       for (std::size_t threads : {1, 2}) {
         const ActivationMode mode = is_float_scheme(w.scheme) ? ActivationMode::kF32 : ActivationMode::kInt8;
-        // 32 is the runtime's default DYNAMIC_QUANTIZATION_GROUP_SIZE; 128 matches the weights.
+        // 32 is OpenVINO's default DYNAMIC_QUANTIZATION_GROUP_SIZE; 128 (kiln's) matches the weights.
         for (std::size_t act_group : {std::size_t{32}, std::size_t{128}}) {
           if (mode == ActivationMode::kF32 && act_group != 128) continue;  // f32: no groups, one run
           const Config c{w.scheme, w.group, mode, act_group, 1, n, threads};

@@ -61,7 +61,7 @@ const PropertySpec kSpecs[] = {
        p.kv_cache_group_size = g;
      },
      [](const DeviceProperties& p) { return std::to_string(p.kv_cache_group_size); }},
-    {"DYNAMIC_QUANTIZATION_GROUP_SIZE", "32", kDynGroupAccepted,
+    {"DYNAMIC_QUANTIZATION_GROUP_SIZE", "128", kDynGroupAccepted,
      "int4/int8 weights: quantise activations to int8 per group of this many values on the fly",
      [](DeviceProperties& p, std::string_view v) {
        const std::int64_t g = parse_integer("DYNAMIC_QUANTIZATION_GROUP_SIZE", v, 0, kDynGroupAccepted);

@@ -31,6 +31,11 @@ TEST(AmxEmulation, GemmEqualsReference) {
                                 {WeightScheme::kInt4Asym, 20, 256, 128, 32},
                                 {WeightScheme::kInt8Sym, 33, 96, 96, 96},
                                 {WeightScheme::kInt8Asym, 16, 160, 32, 160},
+                                // Activation groups equal to the weight groups (the matched kernel),
+                                // the last one ragged.
+                                {WeightScheme::kInt4Sym, 37, 200, 64, 64},
+                                {WeightScheme::kInt4Asym, 20, 256, 128, 128},
+                                {WeightScheme::kInt8Asym, 16, 160, 32, 32},
                                 {WeightScheme::kBf16, 21, 100, 100, 0}};
   for (const EmulatedCase& c : cases) {
     for (std::size_t n : {16u, 17u, 40u}) {

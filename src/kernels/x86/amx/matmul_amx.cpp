@@ -99,6 +99,37 @@ const std::uint8_t* b_rows(const std::uint8_t* tile, std::size_t in_rounded, std
   return strip.data();
 }
 
+// One integer block's products, columns [k0, k1) of tokens i0 .. i0 + 15, into tile set `set`
+// (C zeroed first). Tile numbers are immediates: one branch per set.
+inline void issue_block(int set, const QuantizedActivations& xq, std::size_t i0, const std::uint8_t* b, std::size_t k0,
+                        std::size_t k1, std::size_t k_step) {
+  const std::int8_t* a_rows = xq.codes + i0 * xq.row_stride;
+  const auto stride = static_cast<long>(xq.row_stride);
+  if (set == 0) {
+    _tile_zero(0);
+    for (std::size_t k = k0; k < k1; k += k_step) {
+      _tile_loadd(1, a_rows + k, stride);
+      _tile_loadd(2, b + k * 16, 64);
+      _tile_dpbsud(0, 1, 2);
+    }
+  } else {
+    _tile_zero(3);
+    for (std::size_t k = k0; k < k1; k += k_step) {
+      _tile_loadd(4, a_rows + k, stride);
+      _tile_loadd(5, b + k * 16, 64);
+      _tile_dpbsud(3, 4, 5);
+    }
+  }
+}
+
+inline void store_products(int set, std::int32_t* c_tile) {
+  if (set == 0) {
+    _tile_stored(0, c_tile, 64);
+  } else {
+    _tile_stored(3, c_tile, 64);
+  }
+}
+
 // Per token block: TDPBSUD over each integer block into C, then (as the AVX-512 GEMM does) one
 // int32 -> f32 conversion and one FMA by the activation scale per row, with the zero-point
 // correction and the weight scale applied once per weight group:
@@ -135,37 +166,15 @@ void gemm_int8_amx(const PackedWeights& w, const MatmulArgs& a, std::size_t row_
       }
       std::size_t act_group = 0, act_left = blocks_per_act_group;
       std::size_t weight_group = 0, weight_left = blocks_per_weight_group;
-      // Block products into tile set `set` (tile numbers are immediates: one branch per set).
       const auto issue = [&](std::size_t k0, int set) {
-        const std::size_t k1 = std::min(k0 + block, in_rounded);
-        const std::int8_t* a_rows = xq.codes + i0 * xq.row_stride;
-        const auto stride = static_cast<long>(xq.row_stride);
-        if (set == 0) {
-          _tile_zero(0);
-          for (std::size_t k = k0; k < k1; k += k_step) {
-            _tile_loadd(1, a_rows + k, stride);
-            _tile_loadd(2, b + k * 16, 64);
-            _tile_dpbsud(0, 1, 2);
-          }
-        } else {
-          _tile_zero(3);
-          for (std::size_t k = k0; k < k1; k += k_step) {
-            _tile_loadd(4, a_rows + k, stride);
-            _tile_loadd(5, b + k * 16, 64);
-            _tile_dpbsud(3, 4, 5);
-          }
-        }
+        issue_block(set, xq, i0, b, k0, std::min(k0 + block, in_rounded), k_step);
       };
       issue(0, 0);
       int set = 0;
       for (std::size_t k0 = 0; k0 < l.in; k0 += block, set ^= 1) {
         const std::size_t k1 = std::min(k0 + block, in_rounded);
         if (k0 + block < l.in) issue(k0 + block, set ^ 1);  // runs while this block is read out
-        if (set == 0) {
-          _tile_stored(0, c_tile, 64);
-        } else {
-          _tile_stored(3, c_tile, 64);
-        }
+        store_products(set, c_tile);
 #pragma GCC unroll 16
         for (std::size_t j = 0; j < kTokens; ++j) {
           const std::size_t i = i0 + j;
@@ -198,6 +207,79 @@ void gemm_int8_amx(const PackedWeights& w, const MatmulArgs& a, std::size_t row_
       }
       for (std::size_t j = 0; j < kTokens; ++j) {
         avx512::store_tile(a.y + (i0 + j) * a.y_stride, t, mask, _mm512_load_ps(total + j * kTileRows), a.bias);
+      }
+    }
+  }
+  _tile_release();
+}
+
+// The common case where the activation groups are the weight groups (DYNAMIC_QUANTIZATION_GROUP_SIZE
+// equal to the weights' group size): each block is one group of both, so its readout folds
+// both scales and the zero-point term into two FMAs per token, the totals stay in registers,
+// and each token's s_a Σ q per group is computed once per call instead of once per weight tile:
+//   y += s_w (s_a Σ u q - zp s_a Σ q)       symmetric (zp the constant code offset)
+//   y += (s_w s_a) Σ u q - (zp s_w) s_a Σ q   asymmetric (zp per output row)
+template <bool kInt4, bool kAsym>
+void gemm_int8_amx_matched(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
+  const PackedLayout& l = w.layout;
+  const QuantizedActivations& xq = *a.xq;
+  const std::size_t block = l.group_size;
+  const std::size_t k_step = block % 64 == 0 ? 64 : 32;
+  const std::size_t in_rounded = (l.in + 31) / 32 * 32;
+  const std::size_t groups = l.groups;
+  const std::size_t tile_bytes = l.k_padded * (kInt4 ? 8 : 16);
+  const std::size_t tokens = a.n / kTokens * kTokens;
+  // Sym codes are stored + 8 / + 128.
+  const float code_offset = kAsym ? 1.0f : (kInt4 ? 8.0f : 128.0f);
+  thread_local std::vector<float> zero_terms;  // [tokens, groups] -s_a Σ q (sym: times the offset)
+  zero_terms.resize(tokens * groups);
+  for (std::size_t i = 0; i < tokens; ++i) {
+    const std::int32_t* sums = xq.chunk_sums + i * xq.chunks;
+    for (std::size_t g = 0; g < groups; ++g) {
+      const std::size_t k0 = g * block;
+      const std::size_t k1 = std::min(k0 + block, in_rounded);
+      zero_terms[i * groups + g] =
+          -code_offset * xq.scales[i * xq.groups + g] * static_cast<float>(avx512::chunk_sum(sums, k0, k1));
+    }
+  }
+  alignas(64) std::int32_t c_tile[kTokens * kTileRows];
+  thread_local std::vector<std::uint8_t> strip;
+  configure_tiles(static_cast<std::uint16_t>(k_step));
+  for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end && tokens > 0; ++t) {
+    const __mmask16 mask = avx512::row_mask(t, row_begin, row_end);
+    const std::uint8_t* b = b_rows<kInt4>(w.data() + t * tile_bytes, in_rounded, strip);
+    const std::uint16_t* scales = w.scales() + t * groups * kTileRows;
+    [[maybe_unused]] const std::uint8_t* zeros = w.zeros() + t * groups * kTileRows;
+    for (std::size_t i0 = 0; i0 < tokens; i0 += kTokens) {
+      __m512 total[kTokens];
+      for (std::size_t j = 0; j < kTokens; ++j) total[j] = _mm512_setzero_ps();
+      issue_block(0, xq, i0, b, 0, std::min(block, in_rounded), k_step);
+      int set = 0;
+      for (std::size_t g = 0; g < groups; ++g, set ^= 1) {
+        const std::size_t k_next = (g + 1) * block;
+        if (k_next < l.in) issue_block(set ^ 1, xq, i0, b, k_next, std::min(k_next + block, in_rounded), k_step);
+        store_products(set, c_tile);
+        const __m512 weight_scale = avx512::load_scales(scales + g * kTileRows);
+        [[maybe_unused]] __m512 zero_scale;
+        if constexpr (kAsym) {
+          zero_scale = _mm512_mul_ps(_mm512_cvtepi32_ps(avx512::load_zero_points(zeros + g * kTileRows)), weight_scale);
+        }
+#pragma GCC unroll 16
+        for (std::size_t j = 0; j < kTokens; ++j) {
+          const std::size_t i = i0 + j;
+          const __m512 products = _mm512_cvtepi32_ps(_mm512_load_si512(c_tile + j * kTileRows));
+          const __m512 act_scale = _mm512_set1_ps(xq.scales[i * xq.groups + g]);
+          const __m512 zero_term = _mm512_set1_ps(zero_terms[i * groups + g]);
+          if constexpr (kAsym) {
+            total[j] = _mm512_fmadd_ps(products, _mm512_mul_ps(weight_scale, act_scale), total[j]);
+            total[j] = _mm512_fmadd_ps(zero_scale, zero_term, total[j]);
+          } else {
+            total[j] = _mm512_fmadd_ps(_mm512_fmadd_ps(products, act_scale, zero_term), weight_scale, total[j]);
+          }
+        }
+      }
+      for (std::size_t j = 0; j < kTokens; ++j) {
+        avx512::store_tile(a.y + (i0 + j) * a.y_stride, t, mask, total[j], a.bias);
       }
     }
   }
@@ -242,7 +324,12 @@ MatmulTable g_avx512_kernels;  // filled before the AMX table, used for the rema
 
 template <WeightScheme S, bool kInt4, bool kAsym>
 void gemm_int8_entry(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
-  gemm_int8_amx<kInt4, kAsym>(w, a, row_begin, row_end);
+  const std::size_t group = w.layout.group_size;
+  if (group < w.layout.in && group == a.xq->group_size && int8_block_columns(w.layout, group) == group) {
+    gemm_int8_amx_matched<kInt4, kAsym>(w, a, row_begin, row_end);
+  } else {
+    gemm_int8_amx<kInt4, kAsym>(w, a, row_begin, row_end);
+  }
   run_tail(g_avx512_kernels.int8[scheme_index(S)].gemm, w, a, a.n / kTokens * kTokens, row_begin, row_end);
 }
 
