@@ -130,146 +130,99 @@ inline void store_products(int set, std::int32_t* c_tile) {
   }
 }
 
-// Per token block: TDPBSUD over each integer block into C, then (as the AVX-512 GEMM does) one
-// int32 -> f32 conversion and one FMA by the activation scale per row, with the zero-point
-// correction and the weight scale applied once per weight group:
-//   Σ_b s_a,b Σ_{k∈b} (u - zp) q = Σ_b s_a,b Σ_{k∈b} u q  -  zp · Σ_b s_a,b Σ_{k∈b} q.
+// The geometry of one int8 GEMM call and what each token's activations contribute to it,
+// computed once per call rather than once per weight tile. Blocks are the integer blocks
+// (int8_block_columns: the smaller of the two group sizes), so either every block is one
+// weight group, or every block is one activation group of a wider weight group. With u the
+// stored codes (sym: q_w + 8 / + 128; asym: q_w + zp) and x ≈ s_a q:
+//   y = Σ_groups s_w Σ_{b∈group} s_a,b (Σ u q - zp Σ q)
+// and zero_terms[i][b] = -s_a,b Σ_b q (times the constant offset for sym weights).
 template <bool kInt4, bool kAsym>
-void gemm_int8_amx(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
-  const PackedLayout& l = w.layout;
-  const QuantizedActivations& xq = *a.xq;
-  const std::size_t block = int8_block_columns(l, xq.group_size);
-  const std::size_t k_step = block % 64 == 0 ? 64 : 32;
-  const std::size_t in_rounded = (l.in + 31) / 32 * 32;
-  const std::size_t whole_row = (l.in + block - 1) / block;
-  const std::size_t blocks_per_act_group = xq.group_size >= l.in ? whole_row : xq.group_size / block;
-  const std::size_t blocks_per_weight_group = l.group_size >= l.in ? whole_row : l.group_size / block;
-  const std::size_t tile_bytes = l.k_padded * (kInt4 ? 8 : 16);
-  const std::size_t tokens = a.n / kTokens * kTokens;
-  const bool one_chunk = block == kActivationChunk;
-  alignas(64) std::int32_t c_tile[kTokens * kTileRows];
-  alignas(64) float total[kTokens * kTileRows];
-  thread_local std::vector<std::uint8_t> strip;
-  configure_tiles(static_cast<std::uint16_t>(k_step));
-  for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end && tokens > 0; ++t) {
-    const __mmask16 mask = avx512::row_mask(t, row_begin, row_end);
-    const std::uint8_t* b = b_rows<kInt4>(w.data() + t * tile_bytes, in_rounded, strip);
-    const std::uint16_t* scales = w.scales() + t * l.groups * kTileRows;
-    const std::uint8_t* zeros = w.zeros() + t * l.groups * kTileRows;
-    for (std::size_t i0 = 0; i0 < tokens; i0 += kTokens) {
-      __m512 group_acc[kTokens];
-      float zero_sum[kTokens];
-      for (std::size_t j = 0; j < kTokens; ++j) {
-        group_acc[j] = _mm512_setzero_ps();
-        zero_sum[j] = 0.0f;
-        _mm512_store_ps(total + j * kTileRows, _mm512_setzero_ps());
-      }
-      std::size_t act_group = 0, act_left = blocks_per_act_group;
-      std::size_t weight_group = 0, weight_left = blocks_per_weight_group;
-      const auto issue = [&](std::size_t k0, int set) {
-        issue_block(set, xq, i0, b, k0, std::min(k0 + block, in_rounded), k_step);
-      };
-      issue(0, 0);
-      int set = 0;
-      for (std::size_t k0 = 0; k0 < l.in; k0 += block, set ^= 1) {
-        const std::size_t k1 = std::min(k0 + block, in_rounded);
-        if (k0 + block < l.in) issue(k0 + block, set ^ 1);  // runs while this block is read out
-        store_products(set, c_tile);
-#pragma GCC unroll 16
-        for (std::size_t j = 0; j < kTokens; ++j) {
-          const std::size_t i = i0 + j;
-          const float act_scale = xq.scales[i * xq.groups + act_group];
-          const std::int32_t* sums = xq.chunk_sums + i * xq.chunks;
-          const std::int32_t sum_q = one_chunk ? sums[k0 / kActivationChunk] : avx512::chunk_sum(sums, k0, k1);
-          zero_sum[j] += act_scale * static_cast<float>(sum_q);
-          group_acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c_tile + j * kTileRows)),
-                                         _mm512_set1_ps(act_scale), group_acc[j]);
-        }
-        if (--act_left == 0) {
-          ++act_group;
-          act_left = blocks_per_act_group;
-        }
-        // Blocks divide the weight group (check_activation_groups), so a group ends on a block end.
-        if (--weight_left != 0 && k0 + block < l.in) continue;
-        const __m512 weight_scale = avx512::load_scales(scales + weight_group * kTileRows);
-        const __m512 zero_point = kAsym ? _mm512_cvtepi32_ps(avx512::load_zero_points(zeros + weight_group * kTileRows))
-                                        : _mm512_set1_ps(kInt4 ? 8.0f : 128.0f);  // sym codes are stored + 8 / + 128
-#pragma GCC unroll 16
-        for (std::size_t j = 0; j < kTokens; ++j) {
-          const __m512 exact = _mm512_fnmadd_ps(zero_point, _mm512_set1_ps(zero_sum[j]), group_acc[j]);
-          _mm512_store_ps(total + j * kTileRows,
-                          _mm512_fmadd_ps(exact, weight_scale, _mm512_load_ps(total + j * kTileRows)));
-          group_acc[j] = _mm512_setzero_ps();
-          zero_sum[j] = 0.0f;
-        }
-        ++weight_group;
-        weight_left = blocks_per_weight_group;
-      }
-      for (std::size_t j = 0; j < kTokens; ++j) {
-        avx512::store_tile(a.y + (i0 + j) * a.y_stride, t, mask, _mm512_load_ps(total + j * kTileRows), a.bias);
-      }
-    }
-  }
-  _tile_release();
-}
+struct Int8Gemm {
+  std::size_t block, k_step, in_rounded, blocks, blocks_per_act_group, blocks_per_weight_group, tile_bytes, tokens;
 
-// The common case where the activation groups are the weight groups (DYNAMIC_QUANTIZATION_GROUP_SIZE
-// equal to the weights' group size): each block is one group of both, so its readout folds
-// both scales and the zero-point term into two FMAs per token, the totals stay in registers,
-// and each token's s_a Σ q per group is computed once per call instead of once per weight tile:
-//   y += s_w (s_a Σ u q - zp s_a Σ q)       symmetric (zp the constant code offset)
-//   y += (s_w s_a) Σ u q - (zp s_w) s_a Σ q   asymmetric (zp per output row)
-template <bool kInt4, bool kAsym>
-void gemm_int8_amx_matched(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
-  const PackedLayout& l = w.layout;
-  const QuantizedActivations& xq = *a.xq;
-  const std::size_t block = l.group_size;
-  const std::size_t k_step = block % 64 == 0 ? 64 : 32;
-  const std::size_t in_rounded = (l.in + 31) / 32 * 32;
-  const std::size_t groups = l.groups;
-  const std::size_t tile_bytes = l.k_padded * (kInt4 ? 8 : 16);
-  const std::size_t tokens = a.n / kTokens * kTokens;
-  // Sym codes are stored + 8 / + 128.
-  const float code_offset = kAsym ? 1.0f : (kInt4 ? 8.0f : 128.0f);
-  thread_local std::vector<float> zero_terms;  // [tokens, groups] -s_a Σ q (sym: times the offset)
-  zero_terms.resize(tokens * groups);
-  for (std::size_t i = 0; i < tokens; ++i) {
-    const std::int32_t* sums = xq.chunk_sums + i * xq.chunks;
-    for (std::size_t g = 0; g < groups; ++g) {
-      const std::size_t k0 = g * block;
-      const std::size_t k1 = std::min(k0 + block, in_rounded);
-      zero_terms[i * groups + g] =
-          -code_offset * xq.scales[i * xq.groups + g] * static_cast<float>(avx512::chunk_sum(sums, k0, k1));
+  Int8Gemm(const PackedLayout& l, const QuantizedActivations& xq, std::size_t n)
+      : block(int8_block_columns(l, xq.group_size)),
+        k_step(block % 64 == 0 ? 64 : 32),
+        in_rounded((l.in + 31) / 32 * 32),
+        blocks((l.in + block - 1) / block),
+        blocks_per_act_group(xq.group_size >= l.in ? blocks : xq.group_size / block),
+        blocks_per_weight_group(l.group_size >= l.in ? blocks : l.group_size / block),
+        tile_bytes(l.k_padded * (kInt4 ? 8 : 16)),
+        tokens(n / kTokens * kTokens) {}
+
+  // The activation scales of block b, token i at [i * xq.groups].
+  const float* act_scales(const QuantizedActivations& xq, std::size_t b) const {
+    return xq.scales + b / blocks_per_act_group;
+  }
+
+  // [tokens, blocks]
+  void zero_terms(const QuantizedActivations& xq, std::vector<float>& out) const {
+    const float offset = kAsym ? 1.0f : (kInt4 ? 8.0f : 128.0f);
+    out.resize(tokens * blocks);
+    for (std::size_t i = 0; i < tokens; ++i) {
+      const std::int32_t* sums = xq.chunk_sums + i * xq.chunks;
+      for (std::size_t b = 0; b < blocks; ++b) {
+        const std::size_t k0 = b * block;
+        const std::size_t k1 = std::min(k0 + block, in_rounded);
+        out[i * blocks + b] =
+            -offset * act_scales(xq, b)[i * xq.groups] * static_cast<float>(avx512::chunk_sum(sums, k0, k1));
+      }
     }
   }
+
+  // Prefetches the next weight tile of [row_begin, row_end) a few lines per block.
+  avx512::Prefetch prefetch_after(const PackedWeights& w, std::size_t t, std::size_t row_end) const {
+    const std::uint8_t* next = w.data() + (t + 1) * tile_bytes;
+    const std::size_t steps = blocks * (tokens / kTokens);
+    const bool last = (t + 1) * kTileRows >= row_end;
+    return {next, last ? next : next + tile_bytes, (tile_bytes / 64 + steps - 1) / steps};
+  }
+};
+
+// Every block is one weight group (the activation group is as wide or wider: the default 128
+// on g128 weights, or 128 on g32): each block's readout is two FMAs per token into totals that
+// stay in registers (sym: y += s_w (s_a Σ u q + zero term); asym: y += (s_w s_a) Σ u q +
+// (zp s_w) zero term), while the next block's products run on the other tile set.
+template <bool kInt4, bool kAsym>
+void gemm_int8_amx_per_block(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
+  const PackedLayout& l = w.layout;
+  const QuantizedActivations& xq = *a.xq;
+  const Int8Gemm<kInt4, kAsym> g(l, xq, a.n);
+  thread_local std::vector<float> zero_terms;
+  g.zero_terms(xq, zero_terms);
   alignas(64) std::int32_t c_tile[kTokens * kTileRows];
   thread_local std::vector<std::uint8_t> strip;
-  configure_tiles(static_cast<std::uint16_t>(k_step));
-  for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end && tokens > 0; ++t) {
+  configure_tiles(static_cast<std::uint16_t>(g.k_step));
+  for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end && g.tokens > 0; ++t) {
     const __mmask16 mask = avx512::row_mask(t, row_begin, row_end);
-    const std::uint8_t* b = b_rows<kInt4>(w.data() + t * tile_bytes, in_rounded, strip);
-    const std::uint16_t* scales = w.scales() + t * groups * kTileRows;
-    [[maybe_unused]] const std::uint8_t* zeros = w.zeros() + t * groups * kTileRows;
-    for (std::size_t i0 = 0; i0 < tokens; i0 += kTokens) {
+    const std::uint8_t* b = b_rows<kInt4>(w.data() + t * g.tile_bytes, g.in_rounded, strip);
+    const std::uint16_t* scales = w.scales() + t * l.groups * kTileRows;
+    [[maybe_unused]] const std::uint8_t* zeros = w.zeros() + t * l.groups * kTileRows;
+    avx512::Prefetch prefetch = g.prefetch_after(w, t, row_end);
+    for (std::size_t i0 = 0; i0 < g.tokens; i0 += kTokens) {
       __m512 total[kTokens];
       for (std::size_t j = 0; j < kTokens; ++j) total[j] = _mm512_setzero_ps();
-      issue_block(0, xq, i0, b, 0, std::min(block, in_rounded), k_step);
+      issue_block(0, xq, i0, b, 0, std::min(g.block, g.in_rounded), g.k_step);
       int set = 0;
-      for (std::size_t g = 0; g < groups; ++g, set ^= 1) {
-        const std::size_t k_next = (g + 1) * block;
-        if (k_next < l.in) issue_block(set ^ 1, xq, i0, b, k_next, std::min(k_next + block, in_rounded), k_step);
+      for (std::size_t blk = 0; blk < g.blocks; ++blk, set ^= 1) {
+        const std::size_t k_next = (blk + 1) * g.block;
+        if (k_next < l.in) issue_block(set ^ 1, xq, i0, b, k_next, std::min(k_next + g.block, g.in_rounded), g.k_step);
+        prefetch.step();
         store_products(set, c_tile);
-        const __m512 weight_scale = avx512::load_scales(scales + g * kTileRows);
+        const __m512 weight_scale = avx512::load_scales(scales + blk * kTileRows);
+        const float* act_scales = g.act_scales(xq, blk);
         [[maybe_unused]] __m512 zero_scale;
         if constexpr (kAsym) {
-          zero_scale = _mm512_mul_ps(_mm512_cvtepi32_ps(avx512::load_zero_points(zeros + g * kTileRows)), weight_scale);
+          zero_scale =
+              _mm512_mul_ps(_mm512_cvtepi32_ps(avx512::load_zero_points(zeros + blk * kTileRows)), weight_scale);
         }
 #pragma GCC unroll 16
         for (std::size_t j = 0; j < kTokens; ++j) {
           const std::size_t i = i0 + j;
           const __m512 products = _mm512_cvtepi32_ps(_mm512_load_si512(c_tile + j * kTileRows));
-          const __m512 act_scale = _mm512_set1_ps(xq.scales[i * xq.groups + g]);
-          const __m512 zero_term = _mm512_set1_ps(zero_terms[i * groups + g]);
+          const __m512 act_scale = _mm512_set1_ps(act_scales[i * xq.groups]);
+          const __m512 zero_term = _mm512_set1_ps(zero_terms[i * g.blocks + blk]);
           if constexpr (kAsym) {
             total[j] = _mm512_fmadd_ps(products, _mm512_mul_ps(weight_scale, act_scale), total[j]);
             total[j] = _mm512_fmadd_ps(zero_scale, zero_term, total[j]);
@@ -280,6 +233,73 @@ void gemm_int8_amx_matched(const PackedWeights& w, const MatmulArgs& a, std::siz
       }
       for (std::size_t j = 0; j < kTokens; ++j) {
         avx512::store_tile(a.y + (i0 + j) * a.y_stride, t, mask, total[j], a.bias);
+      }
+    }
+  }
+  _tile_release();
+}
+
+// Weight groups span several blocks (per-channel weights, such as an int8 head, or weight groups
+// wider than the activation groups): each block adds s_a Σ u q into registers, and the weight
+// scale and the zero-point term are applied once per weight group.
+template <bool kInt4, bool kAsym>
+void gemm_int8_amx_per_group(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
+  const PackedLayout& l = w.layout;
+  const QuantizedActivations& xq = *a.xq;
+  const Int8Gemm<kInt4, kAsym> g(l, xq, a.n);
+  thread_local std::vector<float> zero_terms;
+  g.zero_terms(xq, zero_terms);
+  alignas(64) std::int32_t c_tile[kTokens * kTileRows];
+  alignas(64) float total[kTokens * kTileRows];
+  thread_local std::vector<std::uint8_t> strip;
+  configure_tiles(static_cast<std::uint16_t>(g.k_step));
+  for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end && g.tokens > 0; ++t) {
+    const __mmask16 mask = avx512::row_mask(t, row_begin, row_end);
+    const std::uint8_t* b = b_rows<kInt4>(w.data() + t * g.tile_bytes, g.in_rounded, strip);
+    const std::uint16_t* scales = w.scales() + t * l.groups * kTileRows;
+    [[maybe_unused]] const std::uint8_t* zeros = w.zeros() + t * l.groups * kTileRows;
+    avx512::Prefetch prefetch = g.prefetch_after(w, t, row_end);
+    for (std::size_t i0 = 0; i0 < g.tokens; i0 += kTokens) {
+      __m512 acc[kTokens];
+      float zero_sum[kTokens];
+      for (std::size_t j = 0; j < kTokens; ++j) {
+        acc[j] = _mm512_setzero_ps();
+        zero_sum[j] = 0.0f;
+        _mm512_store_ps(total + j * kTileRows, _mm512_setzero_ps());
+      }
+      issue_block(0, xq, i0, b, 0, std::min(g.block, g.in_rounded), g.k_step);
+      int set = 0;
+      std::size_t weight_group = 0, weight_left = g.blocks_per_weight_group;
+      for (std::size_t blk = 0; blk < g.blocks; ++blk, set ^= 1) {
+        const std::size_t k_next = (blk + 1) * g.block;
+        if (k_next < l.in) issue_block(set ^ 1, xq, i0, b, k_next, std::min(k_next + g.block, g.in_rounded), g.k_step);
+        prefetch.step();
+        store_products(set, c_tile);
+        const float* act_scales = g.act_scales(xq, blk);
+#pragma GCC unroll 16
+        for (std::size_t j = 0; j < kTokens; ++j) {
+          const std::size_t i = i0 + j;
+          acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c_tile + j * kTileRows)),
+                                   _mm512_set1_ps(act_scales[i * xq.groups]), acc[j]);
+          zero_sum[j] += zero_terms[i * g.blocks + blk];
+        }
+        if (--weight_left != 0 && blk + 1 < g.blocks) continue;
+        const __m512 weight_scale = avx512::load_scales(scales + weight_group * kTileRows);
+        const __m512 zero_point =
+            kAsym ? _mm512_cvtepi32_ps(avx512::load_zero_points(zeros + weight_group * kTileRows)) : _mm512_set1_ps(1);
+#pragma GCC unroll 16
+        for (std::size_t j = 0; j < kTokens; ++j) {
+          const __m512 exact = _mm512_fmadd_ps(zero_point, _mm512_set1_ps(zero_sum[j]), acc[j]);
+          _mm512_store_ps(total + j * kTileRows,
+                          _mm512_fmadd_ps(exact, weight_scale, _mm512_load_ps(total + j * kTileRows)));
+          acc[j] = _mm512_setzero_ps();
+          zero_sum[j] = 0.0f;
+        }
+        ++weight_group;
+        weight_left = g.blocks_per_weight_group;
+      }
+      for (std::size_t j = 0; j < kTokens; ++j) {
+        avx512::store_tile(a.y + (i0 + j) * a.y_stride, t, mask, _mm512_load_ps(total + j * kTileRows), a.bias);
       }
     }
   }
@@ -324,11 +344,11 @@ MatmulTable g_avx512_kernels;  // filled before the AMX table, used for the rema
 
 template <WeightScheme S, bool kInt4, bool kAsym>
 void gemm_int8_entry(const PackedWeights& w, const MatmulArgs& a, std::size_t row_begin, std::size_t row_end) {
-  const std::size_t group = w.layout.group_size;
-  if (group < w.layout.in && group == a.xq->group_size && int8_block_columns(w.layout, group) == group) {
-    gemm_int8_amx_matched<kInt4, kAsym>(w, a, row_begin, row_end);
+  const std::size_t block = int8_block_columns(w.layout, a.xq->group_size);
+  if (w.layout.group_size < w.layout.in && w.layout.group_size == block) {
+    gemm_int8_amx_per_block<kInt4, kAsym>(w, a, row_begin, row_end);
   } else {
-    gemm_int8_amx<kInt4, kAsym>(w, a, row_begin, row_end);
+    gemm_int8_amx_per_group<kInt4, kAsym>(w, a, row_begin, row_end);
   }
   run_tail(g_avx512_kernels.int8[scheme_index(S)].gemm, w, a, a.n / kTokens * kTokens, row_begin, row_end);
 }

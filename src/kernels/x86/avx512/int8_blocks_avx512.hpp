@@ -11,6 +11,21 @@
 
 namespace kiln::kernels::avx512 {
 
+// The next weight tiles, read into L2 a few lines per block while the current ones are computed:
+// a GEMM over many rows would otherwise stream each tile from DRAM at its full speed (~8 bytes
+// per cycle) in its first pass and read none in the others.
+struct Prefetch {
+  const std::uint8_t* next;  // next line to fetch
+  const std::uint8_t* end;
+  std::size_t lines_per_block;  // 0: none in this pass
+
+  void step() {
+    for (std::size_t i = 0; i < lines_per_block && next < end; ++i, next += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T1);
+    }
+  }
+};
+
 // Geometry of one call, computed once.
 struct Int8Shape {
   std::size_t block;       // columns per integer block

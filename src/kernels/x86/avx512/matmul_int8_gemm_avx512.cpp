@@ -28,21 +28,6 @@ GemmShape gemm_shape(const PackedLayout& l, const QuantizedActivations& xq) {
                    l.group_size >= l.in ? whole_row : l.group_size / s.block};
 }
 
-// The next tile group's weights, read into L2 a few lines per block during the later row passes
-// over the current group: at 26 rows the first pass over a tile would otherwise stream it from
-// DRAM at the kernel's full speed (~8 bytes per cycle) while the other passes read none.
-struct Prefetch {
-  const std::uint8_t* next;  // next line to fetch
-  const std::uint8_t* end;
-  std::size_t lines_per_block;  // 0: none in this pass
-
-  void step() {
-    for (std::size_t i = 0; i < lines_per_block && next < end; ++i, next += 64) {
-      _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T1);
-    }
-  }
-};
-
 // Σ u q over columns [k0, k1) of one block for every (tile, row) pair, into dot (zeroed here).
 template <bool kInt4, int kTiles, int kRows>
 inline void dot_tiles(const std::uint8_t* const (&tile)[kTiles], const std::int8_t* const (&q)[kRows], std::size_t k0,
