@@ -4,11 +4,11 @@
 #include <cmath>
 #include <numeric>
 
+#include "runtime/host_math.hpp"
+
 namespace kiln::genai {
 
-std::int32_t argmax(std::span<const float> logits) {
-  return static_cast<std::int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-}
+std::int32_t argmax(std::span<const float> logits) { return static_cast<std::int32_t>(runtime::argmax(logits)); }
 
 Sampler::Sampler(const GenerationConfig& config) : config_(config), rng_(config.rng_seed) { config_.validate(); }
 

@@ -34,6 +34,10 @@ double log_sum_exp_scalar(const float* x, std::size_t count) {
   return ref::log_sum_exp(x, static_cast<std::int64_t>(count));
 }
 
+std::size_t argmax_scalar(const float* x, std::size_t count) {
+  return static_cast<std::size_t>(ref::argmax(x, static_cast<std::int64_t>(count)));
+}
+
 }  // namespace
 
 ElementwiseKernels find_elementwise_kernels(Isa isa) {
@@ -47,7 +51,8 @@ ElementwiseKernels find_elementwise_kernels(Isa isa) {
     case Isa::kAmx: return avx512::elementwise_kernels();
     case Isa::kScalar: break;
   }
-  return {rms_norm_scalar, add_rms_norm_scalar, add_scalar, silu_mul_scalar, rope_scalar, log_sum_exp_scalar};
+  return {rms_norm_scalar, add_rms_norm_scalar, add_scalar,   silu_mul_scalar,
+          rope_scalar,     log_sum_exp_scalar,  argmax_scalar};
 }
 
 }  // namespace kiln::kernels

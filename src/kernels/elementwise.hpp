@@ -1,7 +1,8 @@
 // The ISA-free interface of the element-wise kernels of a transformer layer, one row per call
 // (the runtime splits rows across threads): RMSNorm, the residual add fused into the RMSNorm
 // that follows it (one pass over the residual instead of two), SwiGLU's silu(gate)·up, the
-// rotate-half RoPE, a plain add, and the log-sum-exp that turns a row of logits into log-probabilities.
+// rotate-half RoPE, a plain add, the log-sum-exp that turns a row of logits into log-probabilities,
+// and the argmax that picks a greedy token.
 // Their scalar twins are kernels/reference/elementwise.hpp,
 // which define the semantics (Hugging Face's Llama modules).
 #pragma once
@@ -29,6 +30,9 @@ struct ElementwiseKernels {
   // log Σ exp(x) over x [count], count >= 1, shifted by max(x) so no term overflows; ±inf when
   // max(x) is ±inf (a row of fully masked logits gives -inf).
   double (*log_sum_exp)(const float* x, std::size_t count) = nullptr;
+  // The index of the first largest value of x [count], count >= 1 (std::max_element's; greedy
+  // decoding's token). Rows hold no NaN.
+  std::size_t (*argmax)(const float* x, std::size_t count) = nullptr;
 };
 
 // The kernels for `isa`: the reference twins for Isa::kScalar, the avx512 ones also for amx.

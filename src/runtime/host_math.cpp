@@ -4,9 +4,17 @@
 
 namespace kiln::runtime {
 
-double log_sum_exp(std::span<const float> x) {
+namespace {
+
+const kernels::ElementwiseKernels& host_kernels() {
   static const kernels::ElementwiseKernels kernels = kernels::find_elementwise_kernels(detected_isa());
-  return kernels.log_sum_exp(x.data(), x.size());
+  return kernels;
 }
+
+}  // namespace
+
+double log_sum_exp(std::span<const float> x) { return host_kernels().log_sum_exp(x.data(), x.size()); }
+
+std::size_t argmax(std::span<const float> x) { return host_kernels().argmax(x.data(), x.size()); }
 
 }  // namespace kiln::runtime

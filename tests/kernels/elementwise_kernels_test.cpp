@@ -121,6 +121,29 @@ TEST_P(ElementwiseVsTwin, LogSumExp) {
   EXPECT_EQ(k.log_sum_exp(overflow.data(), overflow.size()), kInf);
 }
 
+// The first largest value's index, as the twin (std::max_element's rule) picks it: on random
+// rows, with the maximum repeated (the first copy wins), at the last position, and among -inf.
+TEST_P(ElementwiseVsTwin, Argmax) {
+  KILN_SKIP_UNLESS_SUPPORTED(GetParam());
+  const ElementwiseKernels k = find_elementwise_kernels(GetParam());
+  std::vector<std::size_t> lengths(std::begin(kLengths), std::end(kLengths));
+  lengths.push_back(128256);
+  for (std::size_t n : lengths) {
+    std::vector<float> x = random_matrix(1, n, 11, 30.0f);
+    const auto want = [&] {
+      return static_cast<std::size_t>(reference::argmax(x.data(), static_cast<std::int64_t>(n)));
+    };
+    EXPECT_EQ(k.argmax(x.data(), n), want()) << "length " << n;
+    x[n - 1] = 1000.0f;
+    EXPECT_EQ(k.argmax(x.data(), n), n - 1) << "length " << n;
+    x[n / 3] = 1000.0f;  // a tie: the first copy
+    EXPECT_EQ(k.argmax(x.data(), n), n / 3) << "length " << n;
+    EXPECT_EQ(want(), n / 3);
+  }
+  const std::vector<float> masked(37, -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(k.argmax(masked.data(), masked.size()), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllIsas, ElementwiseVsTwin, ::testing::ValuesIn(all_isas()),
                          [](const auto& info) { return std::string(isa_name(info.param)); });
 

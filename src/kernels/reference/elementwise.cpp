@@ -53,4 +53,12 @@ double log_sum_exp(const float* x, std::int64_t count) {
   return top + std::log(sum);
 }
 
+std::int64_t argmax(const float* x, std::int64_t count) {
+  std::int64_t best = 0;
+  for (std::int64_t i = 1; i < count; ++i) {
+    if (x[i] > x[best]) best = i;
+  }
+  return best;
+}
+
 }  // namespace kiln::kernels::reference

@@ -23,5 +23,7 @@ void rope_rotate_half(float* x, std::int64_t rows, std::int64_t heads, std::int6
 
 // log Σ exp(x) over x [count], count >= 1: max(x) + log Σ exp(x − max(x)); max(x) itself when it is ±inf.
 double log_sum_exp(const float* x, std::int64_t count);
+// The index of the first largest value.
+std::int64_t argmax(const float* x, std::int64_t count);
 
 }  // namespace kiln::kernels::reference

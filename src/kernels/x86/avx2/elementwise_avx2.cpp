@@ -142,8 +142,26 @@ double log_sum_exp(const float* x, std::size_t n) {
   return static_cast<double>(top) + __builtin_log(sum_exp(x, count, top));
 }
 
+// The maximum first, then its first position.
+std::size_t argmax(const float* x, std::size_t n) {
+  const long count = static_cast<long>(n);
+  const float best = max_of(x, count);
+  const __m256 top = _mm256_set1_ps(best);
+  long i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), top, _CMP_EQ_OQ));
+    if (hit != 0) return static_cast<std::size_t>(i + __builtin_ctz(static_cast<unsigned>(hit)));
+  }
+  for (; i < count; ++i) {
+    if (x[i] == best) return static_cast<std::size_t>(i);
+  }
+  return 0;
+}
+
 }  // namespace
 
-ElementwiseKernels avx2::elementwise_kernels() { return {rms_norm, add_rms_norm, add, silu_mul, rope, log_sum_exp}; }
+ElementwiseKernels avx2::elementwise_kernels() {
+  return {rms_norm, add_rms_norm, add, silu_mul, rope, log_sum_exp, argmax};
+}
 
 }  // namespace kiln::kernels

@@ -138,8 +138,22 @@ double log_sum_exp(const float* x, std::size_t n) {
   return static_cast<double>(top) + __builtin_log(sum_exp(x, count, top));
 }
 
+// The maximum first (four independent vmaxps chains), then its first position.
+std::size_t argmax(const float* x, std::size_t n) {
+  const long count = static_cast<long>(n);
+  const __m512 top = _mm512_set1_ps(max_of(x, count));
+  for (long i = 0; i < count; i += 16) {
+    const __mmask16 lanes = vm::first_lanes(count - i);
+    const __mmask16 hit = _mm512_mask_cmp_ps_mask(lanes, _mm512_maskz_loadu_ps(lanes, x + i), top, _CMP_EQ_OQ);
+    if (hit != 0) return static_cast<std::size_t>(i + __builtin_ctz(hit));
+  }
+  return 0;
+}
+
 }  // namespace
 
-ElementwiseKernels avx512::elementwise_kernels() { return {rms_norm, add_rms_norm, add, silu_mul, rope, log_sum_exp}; }
+ElementwiseKernels avx512::elementwise_kernels() {
+  return {rms_norm, add_rms_norm, add, silu_mul, rope, log_sum_exp, argmax};
+}
 
 }  // namespace kiln::kernels
