@@ -1,7 +1,8 @@
 // AVX-512 paged attention: for each position the K row is decoded 16 lanes at a time and dotted
 // with every query head of the GQA group (so K and V are read once per group, not per head);
-// scores are kept for 16 positions, then one online-softmax update per head and one pass over
-// the V rows. Prefill (attend_rows) decodes each 16-position chunk once for many query rows. No std:: here: this
+// the 16 positions' dot products are summed in one transposing tree per head, then one
+// online-softmax update per head and one pass over the V rows with the accumulators in
+// registers. Prefill (attend_rows) decodes each 16-position chunk once for many query rows. No std:: here: this
 // translation unit is compiled with AVX-512 flags and must not emit weak symbols that baseline code could bind to (see
 // src/kernels/CMakeLists.txt).
 #include <immintrin.h>
@@ -40,22 +41,45 @@ inline __m512 load16(const std::uint8_t* row, long i, __mmask16 m, const float* 
   }
 }
 
+// Lane j of the result is the sum of v[j]'s lanes: 16 horizontal sums in 45 shuffles and adds
+// (pairs, then quads within 128-bit lanes, then across them) instead of 16 reductions of 8.
+inline __m512 sum_each(const __m512 (&v)[kPositionsPerPass]) {
+  __m512 pairs[8], quads[4];
+  for (int i = 0; i < 8; ++i) {
+    pairs[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+  }
+  for (int i = 0; i < 4; ++i) {
+    const __m512d a = _mm512_castps_pd(pairs[2 * i]), b = _mm512_castps_pd(pairs[2 * i + 1]);
+    quads[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+  }
+  // quads[m] holds, in each 128-bit lane, that lane's partial sums of v[4m .. 4m + 3].
+  const __m512 low =
+      _mm512_add_ps(_mm512_shuffle_f32x4(quads[0], quads[1], 0x44), _mm512_shuffle_f32x4(quads[0], quads[1], 0xEE));
+  const __m512 high =
+      _mm512_add_ps(_mm512_shuffle_f32x4(quads[2], quads[3], 0x44), _mm512_shuffle_f32x4(quads[2], quads[3], 0xEE));
+  return _mm512_add_ps(_mm512_shuffle_f32x4(low, high, 0x88), _mm512_shuffle_f32x4(low, high, 0xDD));
+}
+
 // scores[h][j] = scale · q_h · k_j for the positions [p0, p0 + count).
 template <ElementType E>
 void score_positions(const PagedKv& kv, const AttentionQuery& q, const float* qh, long heads, long p0, long count,
                      long row_bytes, float (*scores)[kPositionsPerPass]) {
   const long hd = kv.head_dim;
-  for (long j = 0; j < count; ++j) {
+  __m512 dots[kHeadsPerPass][kPositionsPerPass];
+  for (long j = 0; j < kPositionsPerPass; ++j) {
+    for (long h = 0; h < heads; ++h) dots[h][j] = _mm512_setzero_ps();
+    if (j >= count) continue;
     const RowAddress r = row_address(kv, q, p0 + j, row_bytes);
-    __m512 dot[kHeadsPerPass];
-    for (long h = 0; h < heads; ++h) dot[h] = _mm512_setzero_ps();
     for (long i = 0; i < hd; i += 16) {
       const __mmask16 m = vm::first_lanes(hd - i);
       const __m512 k = load16<E>(r.keys, i, m, r.key_params, kv.group_size);
-      for (long h = 0; h < heads; ++h) dot[h] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, qh + h * hd + i), k, dot[h]);
+      for (long h = 0; h < heads; ++h) {
+        dots[h][j] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, qh + h * hd + i), k, dots[h][j]);
+      }
     }
-    for (long h = 0; h < heads; ++h) scores[h][j] = vm::reduce_add(dot[h]) * q.scale;
   }
+  const __m512 scale = _mm512_set1_ps(q.scale);
+  for (long h = 0; h < heads; ++h) _mm512_storeu_ps(scores[h], _mm512_mul_ps(sum_each(dots[h]), scale));
 }
 
 // Turns one head's scores into weights exp(score - new max) and rescales its running state.
@@ -78,21 +102,23 @@ inline void update_softmax(float* scores, long count, float& max, float& sum, fl
   }
 }
 
-// acc[h] += weights[h][j] · v_j over the positions [p0, p0 + count).
+// acc[h] += weights[h][j] · v_j over the positions [p0, p0 + count), one 16-lane column of the
+// head dimension at a time, so each head's accumulator is loaded and stored once per pass.
 template <ElementType E>
 void accumulate_values(const PagedKv& kv, const AttentionQuery& q, long heads, long p0, long count, long row_bytes,
                        float (*weights)[kPositionsPerPass], float* acc) {
   const long hd = kv.head_dim;
-  for (long j = 0; j < count; ++j) {
-    const RowAddress r = row_address(kv, q, p0 + j, row_bytes);
-    for (long i = 0; i < hd; i += 16) {
-      const __mmask16 m = vm::first_lanes(hd - i);
-      const __m512 v = load16<E>(r.values, i, m, r.value_params, kv.group_size);
-      for (long h = 0; h < heads; ++h) {
-        float* a = acc + h * hd + i;
-        _mm512_mask_storeu_ps(a, m, _mm512_fmadd_ps(_mm512_set1_ps(weights[h][j]), v, _mm512_maskz_loadu_ps(m, a)));
-      }
+  RowAddress rows[kPositionsPerPass];
+  for (long j = 0; j < count; ++j) rows[j] = row_address(kv, q, p0 + j, row_bytes);
+  for (long i = 0; i < hd; i += 16) {
+    const __mmask16 m = vm::first_lanes(hd - i);
+    __m512 a[kHeadsPerPass];
+    for (long h = 0; h < heads; ++h) a[h] = _mm512_maskz_loadu_ps(m, acc + h * hd + i);
+    for (long j = 0; j < count; ++j) {
+      const __m512 v = load16<E>(rows[j].values, i, m, rows[j].value_params, kv.group_size);
+      for (long h = 0; h < heads; ++h) a[h] = _mm512_fmadd_ps(_mm512_set1_ps(weights[h][j]), v, a[h]);
     }
+    for (long h = 0; h < heads; ++h) _mm512_mask_storeu_ps(acc + h * hd + i, m, a[h]);
   }
 }
 
