@@ -196,6 +196,7 @@ void EngineLoop::publish() {
     const bool finished = r.finish_reason != GenerationFinishReason::NONE;
     if (r.beam_search) {
       // Beams are reordered and pruned every step: only the final hypotheses are output.
+      if (r.timings.first_token_ms > 0) t.channel->note_first_token();
       if (finished) {
         std::vector<GenerationOutput> outputs;
         for (const auto& s : r.sequences) {

@@ -40,6 +40,11 @@ void GenerationChannel::replace(std::vector<GenerationOutput> outputs) {
   if (first_output_ms_ == 0) first_output_ms_ = created_.elapsed_ms();
 }
 
+void GenerationChannel::note_first_token() {
+  std::lock_guard lock(mutex_);
+  if (first_output_ms_ == 0) first_output_ms_ = created_.elapsed_ms();
+}
+
 void GenerationChannel::end(GenerationStatus status, std::string error, PerfMetrics metrics) {
   {
     std::lock_guard lock(mutex_);

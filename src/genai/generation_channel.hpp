@@ -43,6 +43,9 @@ class GenerationChannel {
   // Every sequence's output at once, replacing what was appended (beam search reports its
   // hypotheses only at the end, best first).
   void replace(std::vector<GenerationOutput> outputs);
+  // The request has its first token, though it outputs none yet (beam search): the time to
+  // first token is now.
+  void note_first_token();
   // The request ended; readers wake up. Only the first call counts. `metrics` holds what the
   // engine counted (tokens, inter-token latencies, detokenization, speculation); the channel adds
   // the times it saw itself, from its creation (add_request): the first token, the end.
