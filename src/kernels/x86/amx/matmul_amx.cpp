@@ -139,10 +139,11 @@ inline void store_products(int set, std::int32_t* c_tile) {
 // and zero_terms[i][b] = -s_a,b Σ_b q (times the constant offset for sym weights).
 template <bool kInt4, bool kAsym>
 struct Int8Gemm {
-  std::size_t block, k_step, in_rounded, blocks, blocks_per_act_group, blocks_per_weight_group, tile_bytes, tokens;
+  std::size_t in, block, k_step, in_rounded, blocks, blocks_per_act_group, blocks_per_weight_group, tile_bytes, tokens;
 
   Int8Gemm(const PackedLayout& l, const QuantizedActivations& xq, std::size_t n)
-      : block(int8_block_columns(l, xq.group_size)),
+      : in(l.in),
+        block(int8_block_columns(l, xq.group_size)),
         k_step(block % 64 == 0 ? 64 : 32),
         in_rounded((l.in + 31) / 32 * 32),
         blocks((l.in + block - 1) / block),
@@ -171,12 +172,38 @@ struct Int8Gemm {
     }
   }
 
-  // Prefetches the next weight tile of [row_begin, row_end) a few lines per block.
-  avx512::Prefetch prefetch_after(const PackedWeights& w, std::size_t t, std::size_t row_end) const {
+  // Weight tile t of rows [row_begin, row_end): its B rows (int4 unpacked into `strip`), scales
+  // and zero points, and the prefetch of the next tile of the range, a few lines per block.
+  struct Tile {
+    __mmask16 mask;
+    const std::uint8_t* b;
+    const std::uint16_t* scales;
+    const std::uint8_t* zeros;
+    avx512::Prefetch prefetch;
+  };
+  Tile tile(const PackedWeights& w, std::size_t t, std::size_t row_begin, std::size_t row_end,
+            std::vector<std::uint8_t>& strip) const {
     const std::uint8_t* next = w.data() + (t + 1) * tile_bytes;
     const std::size_t steps = blocks * (tokens / kTokens);
     const bool last = (t + 1) * kTileRows >= row_end;
-    return {next, last ? next : next + tile_bytes, (tile_bytes / 64 + steps - 1) / steps};
+    const std::size_t params = t * w.layout.groups * kTileRows;
+    return {avx512::row_mask(t, row_begin, row_end), b_rows<kInt4>(w.data() + t * tile_bytes, in_rounded, strip),
+            w.scales() + params, w.zeros() + params,
+            avx512::Prefetch{next, last ? next : next + tile_bytes, (tile_bytes / 64 + steps - 1) / steps}};
+  }
+
+  // Tokens i0 .. i0 + 15 start on tile set 0 with block 0.
+  void start(const QuantizedActivations& xq, std::size_t i0, const Tile& tile) const {
+    issue_block(0, xq, i0, tile.b, 0, std::min(block, in_rounded), k_step);
+  }
+  // Block blk's products (on tile set blk % 2) into c_tile, after the next block is issued on the
+  // other set.
+  void read(std::size_t blk, const QuantizedActivations& xq, std::size_t i0, Tile& tile, std::int32_t* c_tile) const {
+    const std::size_t k_next = (blk + 1) * block;
+    const int set = static_cast<int>(blk % 2);
+    if (k_next < in) issue_block(set ^ 1, xq, i0, tile.b, k_next, std::min(k_next + block, in_rounded), k_step);
+    tile.prefetch.step();
+    store_products(set, c_tile);
   }
 };
 
@@ -195,27 +222,19 @@ void gemm_int8_amx_per_block(const PackedWeights& w, const MatmulArgs& a, std::s
   thread_local std::vector<std::uint8_t> strip;
   configure_tiles(static_cast<std::uint16_t>(g.k_step));
   for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end && g.tokens > 0; ++t) {
-    const __mmask16 mask = avx512::row_mask(t, row_begin, row_end);
-    const std::uint8_t* b = b_rows<kInt4>(w.data() + t * g.tile_bytes, g.in_rounded, strip);
-    const std::uint16_t* scales = w.scales() + t * l.groups * kTileRows;
-    [[maybe_unused]] const std::uint8_t* zeros = w.zeros() + t * l.groups * kTileRows;
-    avx512::Prefetch prefetch = g.prefetch_after(w, t, row_end);
+    typename Int8Gemm<kInt4, kAsym>::Tile tile = g.tile(w, t, row_begin, row_end, strip);
     for (std::size_t i0 = 0; i0 < g.tokens; i0 += kTokens) {
       __m512 total[kTokens];
       for (std::size_t j = 0; j < kTokens; ++j) total[j] = _mm512_setzero_ps();
-      issue_block(0, xq, i0, b, 0, std::min(g.block, g.in_rounded), g.k_step);
-      int set = 0;
-      for (std::size_t blk = 0; blk < g.blocks; ++blk, set ^= 1) {
-        const std::size_t k_next = (blk + 1) * g.block;
-        if (k_next < l.in) issue_block(set ^ 1, xq, i0, b, k_next, std::min(k_next + g.block, g.in_rounded), g.k_step);
-        prefetch.step();
-        store_products(set, c_tile);
-        const __m512 weight_scale = avx512::load_scales(scales + blk * kTileRows);
+      g.start(xq, i0, tile);
+      for (std::size_t blk = 0; blk < g.blocks; ++blk) {
+        g.read(blk, xq, i0, tile, c_tile);
+        const __m512 weight_scale = avx512::load_scales(tile.scales + blk * kTileRows);
         const float* act_scales = g.act_scales(xq, blk);
         [[maybe_unused]] __m512 zero_scale;
         if constexpr (kAsym) {
           zero_scale =
-              _mm512_mul_ps(_mm512_cvtepi32_ps(avx512::load_zero_points(zeros + blk * kTileRows)), weight_scale);
+              _mm512_mul_ps(_mm512_cvtepi32_ps(avx512::load_zero_points(tile.zeros + blk * kTileRows)), weight_scale);
         }
 #pragma GCC unroll 16
         for (std::size_t j = 0; j < kTokens; ++j) {
@@ -232,7 +251,7 @@ void gemm_int8_amx_per_block(const PackedWeights& w, const MatmulArgs& a, std::s
         }
       }
       for (std::size_t j = 0; j < kTokens; ++j) {
-        avx512::store_tile(a.y + (i0 + j) * a.y_stride, t, mask, total[j], a.bias);
+        avx512::store_tile(a.y + (i0 + j) * a.y_stride, t, tile.mask, total[j], a.bias);
       }
     }
   }
@@ -254,11 +273,7 @@ void gemm_int8_amx_per_group(const PackedWeights& w, const MatmulArgs& a, std::s
   thread_local std::vector<std::uint8_t> strip;
   configure_tiles(static_cast<std::uint16_t>(g.k_step));
   for (std::size_t t = row_begin / kTileRows; t * kTileRows < row_end && g.tokens > 0; ++t) {
-    const __mmask16 mask = avx512::row_mask(t, row_begin, row_end);
-    const std::uint8_t* b = b_rows<kInt4>(w.data() + t * g.tile_bytes, g.in_rounded, strip);
-    const std::uint16_t* scales = w.scales() + t * l.groups * kTileRows;
-    [[maybe_unused]] const std::uint8_t* zeros = w.zeros() + t * l.groups * kTileRows;
-    avx512::Prefetch prefetch = g.prefetch_after(w, t, row_end);
+    typename Int8Gemm<kInt4, kAsym>::Tile tile = g.tile(w, t, row_begin, row_end, strip);
     for (std::size_t i0 = 0; i0 < g.tokens; i0 += kTokens) {
       __m512 acc[kTokens];
       float zero_sum[kTokens];
@@ -267,14 +282,10 @@ void gemm_int8_amx_per_group(const PackedWeights& w, const MatmulArgs& a, std::s
         zero_sum[j] = 0.0f;
         _mm512_store_ps(total + j * kTileRows, _mm512_setzero_ps());
       }
-      issue_block(0, xq, i0, b, 0, std::min(g.block, g.in_rounded), g.k_step);
-      int set = 0;
+      g.start(xq, i0, tile);
       std::size_t weight_group = 0, weight_left = g.blocks_per_weight_group;
-      for (std::size_t blk = 0; blk < g.blocks; ++blk, set ^= 1) {
-        const std::size_t k_next = (blk + 1) * g.block;
-        if (k_next < l.in) issue_block(set ^ 1, xq, i0, b, k_next, std::min(k_next + g.block, g.in_rounded), g.k_step);
-        prefetch.step();
-        store_products(set, c_tile);
+      for (std::size_t blk = 0; blk < g.blocks; ++blk) {
+        g.read(blk, xq, i0, tile, c_tile);
         const float* act_scales = g.act_scales(xq, blk);
 #pragma GCC unroll 16
         for (std::size_t j = 0; j < kTokens; ++j) {
@@ -284,9 +295,10 @@ void gemm_int8_amx_per_group(const PackedWeights& w, const MatmulArgs& a, std::s
           zero_sum[j] += zero_terms[i * g.blocks + blk];
         }
         if (--weight_left != 0 && blk + 1 < g.blocks) continue;
-        const __m512 weight_scale = avx512::load_scales(scales + weight_group * kTileRows);
+        const __m512 weight_scale = avx512::load_scales(tile.scales + weight_group * kTileRows);
         const __m512 zero_point =
-            kAsym ? _mm512_cvtepi32_ps(avx512::load_zero_points(zeros + weight_group * kTileRows)) : _mm512_set1_ps(1);
+            kAsym ? _mm512_cvtepi32_ps(avx512::load_zero_points(tile.zeros + weight_group * kTileRows))
+                  : _mm512_set1_ps(1);
 #pragma GCC unroll 16
         for (std::size_t j = 0; j < kTokens; ++j) {
           const __m512 exact = _mm512_fmadd_ps(zero_point, _mm512_set1_ps(zero_sum[j]), acc[j]);
@@ -299,7 +311,7 @@ void gemm_int8_amx_per_group(const PackedWeights& w, const MatmulArgs& a, std::s
         weight_left = g.blocks_per_weight_group;
       }
       for (std::size_t j = 0; j < kTokens; ++j) {
-        avx512::store_tile(a.y + (i0 + j) * a.y_stride, t, mask, _mm512_load_ps(total + j * kTileRows), a.bias);
+        avx512::store_tile(a.y + (i0 + j) * a.y_stride, t, tile.mask, _mm512_load_ps(total + j * kTileRows), a.bias);
       }
     }
   }
