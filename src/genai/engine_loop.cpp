@@ -144,9 +144,12 @@ void EngineLoop::apply_all(std::deque<Command>& commands) {
   // taken before anything evicts them). Then the stops and cancels, which may name them.
   std::vector<std::pair<std::int64_t, Command*>> adds;
   for (Command& c : commands) {
-    if (const Add* add = std::get_if<Add>(&c)) adds.emplace_back(engine_.cached_prefix_tokens(add->prompt), &c);
+    if (std::holds_alternative<Add>(c)) adds.emplace_back(0, &c);
   }
-  std::stable_sort(adds.begin(), adds.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (adds.size() > 1) {  // a lone arrival has no one to go before
+    for (auto& [cached, c] : adds) cached = engine_.cached_prefix_tokens(std::get<Add>(*c).prompt);
+    std::stable_sort(adds.begin(), adds.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  }
   for (auto& [cached, c] : adds) apply(*c);
   for (Command& c : commands) {
     if (std::holds_alternative<End>(c)) apply(c);

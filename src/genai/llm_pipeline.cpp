@@ -23,6 +23,12 @@ PipelineProperties with_defaults(PipelineProperties p) {
 
 // One call's metrics from its requests': the call's own duration, the earliest first token,
 // and the token counts and latencies of all of them.
+double sum(const std::vector<double>& values) {
+  double total = 0;
+  for (double v : values) total += v;
+  return total;
+}
+
 PerfMetrics call_metrics(const std::vector<GenerationResult>& results, double duration_ms) {
   PerfMetrics m;
   RawPerfMetrics& raw = m.raw;
@@ -30,11 +36,6 @@ PerfMetrics call_metrics(const std::vector<GenerationResult>& results, double du
   bool has_draft = false;
   for (const GenerationResult& r : results) {
     const RawPerfMetrics& each = r.perf_metrics.raw;
-    const auto sum = [](const std::vector<double>& v) {
-      double s = 0;
-      for (double x : v) s += x;
-      return s;
-    };
     input += sum(each.num_input_tokens);
     prefilled += sum(each.num_prefilled_tokens);
     generated += sum(each.num_generated_tokens);
