@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -47,6 +48,8 @@ struct KILN_API GenerationConfig {
   double repetition_penalty = 1.0;  // HF: divides positive / multiplies negative logits of seen tokens
   double presence_penalty = 0.0;    // OpenAI: subtracted once from every generated token's logit
   double frequency_penalty = 0.0;   // OpenAI: subtracted per occurrence in the generated tokens
+  // OpenAI: added to the token's logit before sampling (-100 bans it, 100 all but forces it).
+  std::map<std::int32_t, float> logit_bias;
   std::int64_t no_repeat_ngram_size = 0;
   std::uint64_t rng_seed = 0;
 

@@ -41,6 +41,12 @@ void GenerationConfig::validate() const {
   if (!(frequency_penalty >= -2.0 && frequency_penalty <= 2.0)) {
     bad_field("frequency_penalty", fmt::format("must be in [-2, 2], got {}", frequency_penalty));
   }
+  for (const auto& [id, bias] : logit_bias) {
+    if (id < 0) bad_field("logit_bias", fmt::format("names token {}: token ids are >= 0", id));
+    if (!(bias >= -100.0f && bias <= 100.0f)) {
+      bad_field("logit_bias", fmt::format("of token {} must be in [-100, 100], got {}", id, bias));
+    }
+  }
   if (no_repeat_ngram_size < 0)
     bad_field("no_repeat_ngram_size", fmt::format("must be >= 0, got {}", no_repeat_ngram_size));
   for (const std::string& s : stop_strings) {

@@ -51,6 +51,12 @@ void apply_no_repeat_ngram(std::span<float> logits, std::span<const std::int32_t
   }
 }
 
+void apply_logit_bias(std::span<float> logits, const std::map<std::int32_t, float>& bias) {
+  for (const auto& [id, b] : bias) {
+    if (in_vocab(id, logits)) logits[static_cast<std::size_t>(id)] += b;
+  }
+}
+
 void apply_logits_processors(std::span<float> logits, const TokenHistory& history, const GenerationConfig& config) {
   apply_repetition_penalty(logits, history.tokens, config.repetition_penalty);
   apply_presence_frequency_penalty(logits, history.generated(), config.presence_penalty, config.frequency_penalty);
@@ -60,6 +66,7 @@ void apply_logits_processors(std::span<float> logits, const TokenHistory& histor
       if (in_vocab(eos, logits)) logits[static_cast<std::size_t>(eos)] = kMasked;
     }
   }
+  apply_logit_bias(logits, config.logit_bias);
 }
 
 }  // namespace kiln::genai

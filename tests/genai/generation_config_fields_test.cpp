@@ -25,6 +25,8 @@ TEST(GenerationConfigFields, RejectsContradictionsNamingTheField) {
     EXPECT_TRUE(thrown) << *parts.begin();
   };
   bad([](auto& c) { c.num_beams = 0; }, {"num_beams", ">= 1"});
+  bad([](auto& c) { c.logit_bias = {{3, 100.5f}}; }, {"logit_bias", "token 3", "[-100, 100]"});
+  bad([](auto& c) { c.logit_bias = {{-1, 1.0f}}; }, {"logit_bias", "token -1"});
   bad(
       [](auto& c) {
         c.num_beams = 4;

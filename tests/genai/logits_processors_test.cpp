@@ -27,6 +27,18 @@ TEST(LogitsProcessors, PresenceAndFrequency) {
   EXPECT_FLOAT_EQ(logits[2], -1.25f);
 }
 
+TEST(LogitsProcessors, LogitBiasAddsAfterThePenalties) {
+  std::vector<float> logits{1.0f, 1.0f, 1.0f};
+  GenerationConfig c;
+  c.presence_penalty = 0.5;
+  c.logit_bias = {{0, -100.0f}, {2, 3.0f}, {7, 5.0f}};  // 7 is outside the vocabulary: ignored
+  const std::vector<std::int32_t> tokens{2};
+  apply_logits_processors(logits, {tokens, 0}, c);
+  EXPECT_FLOAT_EQ(logits[0], -99.0f);
+  EXPECT_FLOAT_EQ(logits[1], 1.0f);
+  EXPECT_FLOAT_EQ(logits[2], 3.5f);
+}
+
 TEST(LogitsProcessors, NoRepeatNgramBansCompletions) {
   std::vector<float> logits(6, 0.0f);
   // Tokens ... 1 2 3 ... 1 2 → with n=3, "1 2 3" exists, so 3 is banned after "1 2".
