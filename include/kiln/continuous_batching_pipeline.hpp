@@ -107,6 +107,9 @@ class KILN_API ContinuousBatchingPipeline {
 
   const Tokenizer& get_tokenizer() const;
   GenerationConfig get_config() const;  // the model's generation defaults
+  // The longest sequence (prompt and answer) a request may have: the model's and the KV cache's
+  // limit, and PipelineProperties::context_tokens.
+  std::int64_t get_max_context_tokens() const;
   PipelineMetrics get_metrics() const;
 
  private:

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -77,6 +78,12 @@ class KILN_API GenerationHandleImpl {
   // Ends the request after its current step and frees its KV cache (status CANCEL).
   void cancel();
   void drop() { cancel(); }  // OpenVINO GenAI's older name
+  // kiln's addition for event-loop callers (the HTTP server): `callback` runs whenever read() may
+  // return something new or the request has ended, on the engine thread (or at once, here, when
+  // that is already so). It must return at once: post to your own loop, never read or block in
+  // it. {} removes it; a call already under way may still finish, so capture what it needs by
+  // weak_ptr.
+  void set_on_output(std::function<void()> callback);
 
  private:
   std::shared_ptr<genai::GenerationChannel> channel_;

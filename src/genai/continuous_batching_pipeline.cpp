@@ -279,6 +279,10 @@ const Tokenizer& ContinuousBatchingPipeline::get_tokenizer() const { return impl
 
 GenerationConfig ContinuousBatchingPipeline::get_config() const { return impl_->models_.main.generation_defaults; }
 
+std::int64_t ContinuousBatchingPipeline::get_max_context_tokens() const {
+  return impl_->loop_->engine().max_context_tokens();
+}
+
 PipelineMetrics ContinuousBatchingPipeline::get_metrics() const {
   const genai::LoopMetrics m = impl_->loop_->metrics();
   const double blocks = m.num_kv_blocks > 0 ? double(m.num_kv_blocks) : 1.0;

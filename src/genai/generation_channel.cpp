@@ -15,7 +15,7 @@ void GenerationChannel::append(std::size_t index, std::span<const std::int32_t> 
     o.text.append(text);
     if (first_output_ms_ == 0 && !ids.empty()) first_output_ms_ = created_.elapsed_ms();
   }
-  changed_.notify_all();
+  notify_changed();
 }
 
 void GenerationChannel::finish_sequence(std::size_t index, GenerationFinishReason reason, float score) {
@@ -34,10 +34,13 @@ GenerationOutput& GenerationChannel::output(std::size_t index) {
 }
 
 void GenerationChannel::replace(std::vector<GenerationOutput> outputs) {
-  std::lock_guard lock(mutex_);
-  outputs_ = std::move(outputs);
-  read_.assign(outputs_.size(), Cursor{});
-  if (first_output_ms_ == 0) first_output_ms_ = created_.elapsed_ms();
+  {
+    std::lock_guard lock(mutex_);
+    outputs_ = std::move(outputs);
+    read_.assign(outputs_.size(), Cursor{});
+    if (first_output_ms_ == 0) first_output_ms_ = created_.elapsed_ms();
+  }
+  notify_changed();
 }
 
 void GenerationChannel::note_first_token() {
@@ -60,7 +63,27 @@ void GenerationChannel::end(GenerationStatus status, std::string error, PerfMetr
     raw.throughputs.push_back(duration_ms > 0 ? generated * 1000.0 / duration_ms : 0.0);
     metrics_ = std::move(metrics);
   }
+  notify_changed();
+}
+
+void GenerationChannel::notify_changed() {
   changed_.notify_all();
+  std::function<void()> callback;
+  {
+    std::lock_guard lock(mutex_);
+    callback = on_change_;
+  }
+  if (callback) callback();
+}
+
+void GenerationChannel::set_on_change(std::function<void()> callback) {
+  bool now = false;
+  {
+    std::lock_guard lock(mutex_);
+    on_change_ = callback;
+    now = has_unread() || status_ != GenerationStatus::RUNNING;
+  }
+  if (now && callback) callback();
 }
 
 GenerationStatus GenerationChannel::status() const {

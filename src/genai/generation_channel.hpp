@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -61,6 +62,10 @@ class GenerationChannel {
   std::vector<GenerationOutput> read_all();
   // stop() / cancel() from the handle: passed to the engine thread if it still runs.
   void request_end(GenerationStatus status);
+  // `callback` runs whenever read() may have something new or the request ended: on the engine
+  // thread, or here at once when that is already so. {} removes it (a call already under way may
+  // still finish, so the callback must not own what its caller frees).
+  void set_on_change(std::function<void()> callback);
 
  private:
   struct Cursor {
@@ -69,12 +74,14 @@ class GenerationChannel {
     bool end_reported = false;  // the sequence's finish reason was returned once
   };
   bool has_unread() const;                      // mutex_ held
+  void notify_changed();                        // mutex_ not held: wakes readers, runs on_change_
   GenerationOutput& output(std::size_t index);  // mutex_ held; grows the sequences as needed
 
   const std::uint64_t request_id_;
   const std::weak_ptr<RequestControl> control_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
+  std::function<void()> on_change_;
   std::vector<GenerationOutput> outputs_;  // [sequences] everything produced so far
   std::vector<Cursor> read_;               // [sequences] how much of it read() has returned
   GenerationStatus status_ = GenerationStatus::RUNNING;

@@ -34,5 +34,8 @@ GenerationOutputs GenerationHandleImpl::read_for(std::chrono::milliseconds timeo
 std::vector<GenerationOutput> GenerationHandleImpl::read_all() { return channel_->read_all(); }
 void GenerationHandleImpl::stop() { channel_->request_end(GenerationStatus::STOP); }
 void GenerationHandleImpl::cancel() { channel_->request_end(GenerationStatus::CANCEL); }
+void GenerationHandleImpl::set_on_output(std::function<void()> callback) {
+  channel_->set_on_change(std::move(callback));
+}
 
 }  // namespace kiln

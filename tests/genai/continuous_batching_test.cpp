@@ -12,6 +12,8 @@
 #include <sched.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -166,6 +168,51 @@ TEST(ContinuousBatching, AReaderThatNeverReadsStallsNoOne) {
   }
   // Its output waited in its channel, whole.
   EXPECT_EQ(idle->read_all()[0].generated_ids, g.prompts[0].greedy_ids);
+}
+
+// An event-loop reader never blocks in read(): it reads with a zero timeout only when the
+// handle's callback has said there is something, and must still see every token.
+TEST(ContinuousBatching, OutputCallbackWakesANonBlockingReader) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto pipe = make_pipeline();
+  std::mutex mutex;
+  std::condition_variable woken;
+  bool signalled = false;
+  const auto wake = [&] {
+    std::lock_guard lock(mutex);
+    signalled = true;
+    woken.notify_one();
+  };
+  std::vector<GenerationHandle> handles;
+  for (std::size_t i = 0; i < g.prompts.size(); ++i) {
+    handles.push_back(pipe->add_request(i, g.prompts[i].ids, greedy(12)));
+    handles.back()->set_on_output(wake);
+  }
+  std::vector<std::vector<std::int32_t>> ids(handles.size());
+  for (;;) {
+    {
+      std::unique_lock lock(mutex);
+      ASSERT_TRUE(woken.wait_for(lock, std::chrono::seconds(60), [&] { return signalled; }));
+      signalled = false;
+    }
+    bool running = false;
+    for (std::size_t i = 0; i < handles.size(); ++i) {
+      // Ended first, then read: what the last read returns is everything.
+      running = running || handles[i]->get_status() == GenerationStatus::RUNNING;
+      for (const auto& [seq, out] : handles[i]->read_for(std::chrono::milliseconds(0))) {
+        ids[i].insert(ids[i].end(), out.generated_ids.begin(), out.generated_ids.end());
+      }
+    }
+    if (!running) break;
+  }
+  for (std::size_t i = 0; i < handles.size(); ++i) {
+    EXPECT_EQ(ids[i], prefix(g.prompts[i].greedy_ids, 12)) << "request " << i;
+    handles[i]->set_on_output({});
+  }
+  // Set on an ended request, the callback runs at once (there is news: the end).
+  bool ran = false;
+  handles[0]->set_on_output([&] { ran = true; });
+  EXPECT_TRUE(ran);
 }
 
 TEST(ContinuousBatching, OpenVinoStyleStepLoop) {
