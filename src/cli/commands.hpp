@@ -27,5 +27,6 @@ void register_eval_command(CLI::App& app);
 void register_budget_command(CLI::App& app);
 void register_bench_command(CLI::App& app);
 void register_devices_command(CLI::App& app);
+void register_serve_command(CLI::App& app);
 
 }  // namespace kiln::cli

@@ -93,13 +93,21 @@ GenerationConfig apply_generation_flags(const GenerationFlags& f, GenerationConf
   return c;
 }
 
-LLMPipeline open_pipeline(const PipelineFlags& f) {
+PipelineProperties pipeline_properties(const PipelineFlags& f) {
   PipelineProperties p;
   p.context_tokens = f.context;
   p.adaptive_speculation = !f.no_adaptive_draft;
   p.device_properties = device_property_map(f.device);
   if (!f.draft.empty()) p.draft = draft_model(f.draft, f.device.device);
-  return LLMPipeline(f.model.empty() ? default_model_dir() : std::filesystem::path(f.model), f.device.device, p);
+  return p;
+}
+
+std::filesystem::path model_dir(const PipelineFlags& f) {
+  return f.model.empty() ? default_model_dir() : std::filesystem::path(f.model);
+}
+
+LLMPipeline open_pipeline(const PipelineFlags& f) {
+  return LLMPipeline(model_dir(f), f.device.device, pipeline_properties(f));
 }
 
 std::string format_perf_metrics(const PerfMetrics& m) {

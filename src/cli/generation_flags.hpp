@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,8 @@ void add_pipeline_flags(CLI::App& cmd, PipelineFlags& flags);
 GenerationConfig apply_generation_flags(const GenerationFlags& flags, GenerationConfig config,
                                         std::int64_t default_max_new_tokens);
 
+PipelineProperties pipeline_properties(const PipelineFlags& flags);
+std::filesystem::path model_dir(const PipelineFlags& flags);  // --model, else the default model
 LLMPipeline open_pipeline(const PipelineFlags& flags);
 
 // "load 12.0 ms | prompt 9 tokens | TTFT 3.1 ± 0.0 ms | 32 tokens | TPOT 1.20 ± 0.10 ms | ..."

@@ -27,12 +27,13 @@ std::filesystem::path default_model_dir() {
 
 int main(int argc, char** argv) {
   kiln::init_logging();
-  CLI::App app{"kiln: LLM inference in one binary: export, run, chat, bench, eval"};
+  CLI::App app{"kiln: LLM inference in one binary: export, run, chat, serve, bench, eval"};
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION + " (" + KILN_GIT_COMMIT + ")");
   app.require_subcommand(1);
   // Subcommands (see commands.hpp):
   kiln::cli::register_run_command(app);
   kiln::cli::register_chat_command(app);
+  kiln::cli::register_serve_command(app);
   kiln::cli::register_inspect_command(app);
   kiln::cli::register_tokenize_command(app);
   kiln::cli::register_detokenize_command(app);

@@ -4,7 +4,7 @@
 #   run_tsan.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1 build=$2
-targets=(genai_continuous_batching_test)
+targets=(genai_continuous_batching_test server_test)
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE_THREAD=ON \
   -DKILN_BUILD_BENCH=OFF > "$build.configure.log"
 cmake --build "$build" --target "${targets[@]}"

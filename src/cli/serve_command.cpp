@@ -1,0 +1,109 @@
+// `kiln serve`: the OpenAI-compatible HTTP server (src/server/) on one model. Flags map onto the
+// scheduler, the pipeline and the server's limits; the library does the rest.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "cli/generation_flags.hpp"
+#include "cli/option_checks.hpp"
+#include "server/serve.hpp"
+#include "util/error.hpp"
+
+namespace kiln::cli {
+namespace {
+
+struct ServeFlags {
+  PipelineFlags pipeline;
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8000;
+  std::string api_key;
+  std::string api_key_file;
+  std::string served_model_name;
+  std::int64_t max_waiting = 1024;
+  std::size_t max_body_bytes = 8u << 20;
+  std::int64_t max_tokens_limit = 0;
+  std::int64_t drain_timeout_s = 30;
+  SchedulerConfig scheduler;
+  bool no_prefix_caching = false;
+};
+
+std::string read_key_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail("serve: --api-key-file {}: cannot read it", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string key = text.str();
+  while (!key.empty() && (key.back() == '\n' || key.back() == '\r' || key.back() == ' ')) key.pop_back();
+  if (key.empty()) fail("serve: --api-key-file {}: the file is empty", path);
+  return key;
+}
+
+void run(const ServeFlags& f) {
+  server::ServeOptions o;
+  o.model_dir = model_dir(f.pipeline);
+  o.device = f.pipeline.device.device;
+  o.properties = pipeline_properties(f.pipeline);
+  o.scheduler = f.scheduler;
+  o.scheduler.enable_prefix_caching = !f.no_prefix_caching;
+  o.http.host = f.host;
+  o.http.port = f.port;
+  o.http.max_body_bytes = f.max_body_bytes;
+  o.http.drain_timeout = std::chrono::seconds(f.drain_timeout_s);
+  o.routes.api_key = f.api_key_file.empty() ? f.api_key : read_key_file(f.api_key_file);
+  o.routes.served_model_name =
+      f.served_model_name.empty() ? o.model_dir.lexically_normal().filename().string() : f.served_model_name;
+  if (o.routes.served_model_name.empty()) o.routes.served_model_name = o.model_dir.parent_path().filename().string();
+  o.routes.max_waiting = f.max_waiting;
+  o.routes.limits.max_tokens = f.max_tokens_limit;
+  const std::string name = o.routes.served_model_name;
+  o.on_listening = [&](std::uint16_t port) {
+    std::cerr << "kiln serve: listening on http://" << f.host << ":" << port << " (model " << name << " loading)"
+              << std::endl;
+  };
+  o.on_ready = [name] { std::cerr << "kiln serve: model " << name << " ready" << std::endl; };
+  server::serve(o);
+  std::cerr << "kiln serve: stopped" << std::endl;
+}
+
+}  // namespace
+
+void register_serve_command(CLI::App& app) {
+  auto f = std::make_shared<ServeFlags>();
+  auto* cmd = app.add_subcommand("serve", "Serve the model over an OpenAI-compatible HTTP API");
+  add_pipeline_flags(*cmd, f->pipeline);
+  cmd->add_option("--host", f->host, "Address to listen on")->capture_default_str();
+  cmd->add_option("--port", f->port, "Port to listen on (0: any free one, printed at start)")->capture_default_str();
+  auto* key = cmd->add_option("--api-key", f->api_key, "Require 'Authorization: Bearer KEY' on the /v1 routes");
+  cmd->add_option("--api-key-file", f->api_key_file, "Read the API key from this file")->excludes(key);
+  cmd->add_option("--served-model-name", f->served_model_name,
+                  "The model's name in the API (default: the model directory's name)");
+  cmd->add_option("--max-waiting", f->max_waiting, "Answer 429 when this many requests wait already (0: no limit)")
+      ->capture_default_str()
+      ->check(at_least(0));
+  cmd->add_option("--max-body-bytes", f->max_body_bytes, "Largest request body (413 above it)")
+      ->capture_default_str()
+      ->check(at_least(1));
+  cmd->add_option("--max-tokens-limit", f->max_tokens_limit,
+                  "Largest max_tokens a request may ask for (0: the context)")
+      ->capture_default_str()
+      ->check(at_least(0));
+  cmd->add_option("--drain-timeout", f->drain_timeout_s,
+                  "On SIGTERM, seconds to let requests in flight finish before cancelling them")
+      ->capture_default_str()
+      ->check(at_least(0));
+  cmd->add_option("--max-num-seqs", f->scheduler.max_num_seqs, "Sequences one engine step may run")
+      ->capture_default_str()
+      ->check(at_least(1));
+  cmd->add_option("--max-num-batched-tokens", f->scheduler.max_num_batched_tokens, "Tokens one engine step may compute")
+      ->capture_default_str()
+      ->check(at_least(1));
+  cmd->add_option("--cache-size", f->scheduler.cache_size, "KV cache size in GiB (0: derived from free memory)")
+      ->capture_default_str();
+  cmd->add_option("--num-kv-blocks", f->scheduler.num_kv_blocks, "KV cache size in blocks (overrides --cache-size)")
+      ->check(at_least(0));
+  cmd->add_flag("--no-prefix-caching", f->no_prefix_caching, "Turn the prefix cache off");
+  cmd->callback([f] { run(*f); });
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,51 @@
+// The body of POST /v1/chat/completions and /v1/completions, read into what the pipeline takes:
+// the prompt(s) and a GenerationConfig. Every field is checked for its type and range here, at
+// the edge, and a bad one is a 400 naming it. Fields kiln does not do yet (tools, response
+// formats other than text) are refused by name, never silently ignored.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "kiln/chat_history.hpp"
+#include "kiln/generation_config.hpp"
+
+namespace kiln::server {
+
+enum class Endpoint { kChat, kCompletions };
+
+// A completion prompt: text, or token ids.
+using Prompt = std::variant<std::string, std::vector<std::int32_t>>;
+
+struct CompletionRequest {
+  Endpoint endpoint = Endpoint::kChat;
+  std::string model;            // "" when the request names none
+  ChatHistory messages;         // chat
+  std::vector<Prompt> prompts;  // completions: one choice group per prompt
+  bool stream = false;
+  bool include_usage = false;     // stream_options.include_usage
+  bool echo = false;              // completions: the prompt text comes first
+  bool logprobs = false;          // report each token's log-probability
+  std::int64_t top_logprobs = 0;  // and this many alternatives
+  // Choices per prompt. Greedy choices are all the same: the engine makes one and it is copied
+  // (config.num_return_sequences is 1 then); sampled ones are the engine's sequences.
+  std::int64_t n = 1;
+  GenerationConfig config;
+};
+
+struct RequestLimits {
+  std::int64_t max_tokens = 0;  // largest max_tokens a request may ask for (0: the context)
+};
+
+// `defaults` is the model's generation config. Throws ApiError (400) naming the field at fault.
+CompletionRequest parse_completion_request(Endpoint endpoint, const nlohmann::json& body,
+                                           const GenerationConfig& defaults, const RequestLimits& limits);
+
+// The body as JSON; malformed JSON or a non-object is a 400.
+nlohmann::json parse_json_body(const std::string& body);
+
+}  // namespace kiln::server
