@@ -26,11 +26,17 @@ ApiError ApiError::model_not_found(const std::string& model) {
   return {404, "The model '" + model + "' does not exist (GET /v1/models lists the served ones)",
           "invalid_request_error", "model", "model_not_found"};
 }
-ApiError ApiError::method_not_allowed(const std::string& method) {
-  return {405, "Method " + method + " is not allowed on this route", "invalid_request_error"};
+ApiError ApiError::method_not_allowed(const std::string& method, const std::string& allowed) {
+  ApiError e{405, "Method " + method + " is not allowed on this route (" + allowed + " is)", "invalid_request_error"};
+  e.headers_ = {{"Allow", allowed}};
+  return e;
 }
 ApiError ApiError::too_large(std::string message) { return {413, std::move(message), "invalid_request_error"}; }
-ApiError ApiError::overloaded(std::string message) { return {429, std::move(message), "rate_limit_error"}; }
+ApiError ApiError::overloaded(std::string message) {
+  ApiError e{429, std::move(message), "rate_limit_error"};
+  e.headers_ = {{"Retry-After", "1"}};
+  return e;
+}
 ApiError ApiError::internal(std::string message) { return {500, std::move(message), "server_error"}; }
 ApiError ApiError::unavailable(std::string message) { return {503, std::move(message), "server_error"}; }
 
@@ -45,7 +51,7 @@ HttpResponse error_response(const ApiError& error) {
   HttpResponse response;
   response.status = error.status();
   response.body = error.to_json();
-  if (error.status() == 429) response.headers.emplace_back("Retry-After", "1");
+  response.headers = error.headers();
   return response;
 }
 

@@ -36,14 +36,10 @@ double number(const json& body, const char* name, double fallback, double lo, do
 std::int64_t integer(const json& body, const char* name, std::int64_t fallback, std::int64_t lo, std::int64_t hi) {
   const json* v = find(body, name);
   if (v == nullptr) return fallback;
-  if (!v->is_number_integer()) bad(name, "must be an integer");
-  // Unsigned values above int64's range read as negative here and fail the range check.
-  const auto x =
-      v->is_number_unsigned() && v->get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max())
-          ? std::numeric_limits<std::int64_t>::max()
-          : v->get<std::int64_t>();
-  if (x < lo || x > hi) bad(name, fmt::format("must be in [{}, {}], got {}", lo, hi, x));
-  return x;
+  const std::optional<std::int64_t> x = json_integer(*v);
+  if (!x) bad(name, "must be an integer");
+  if (*x < lo || *x > hi) bad(name, fmt::format("must be in [{}, {}], got {}", lo, hi, *x));
+  return *x;
 }
 
 bool boolean(const json& body, const char* name, bool fallback) {
@@ -95,6 +91,7 @@ ChatHistory read_messages(const json& body) {
       bad(where + ".role", "must be system, developer, user or assistant (got '" + r + "')");
     }
     if (find(m, "tool_calls") != nullptr) bad(where + ".tool_calls", "is not supported yet");
+    if (const json* name = find(m, "name")) text(*name, where + ".name");
     const json* content = find(m, "content");
     history.push_back({r == "developer" ? "system" : r,
                        content == nullptr ? std::string() : message_content(*content, where + ".content")});
@@ -105,11 +102,11 @@ ChatHistory read_messages(const json& body) {
 std::vector<std::int32_t> token_ids(const json& v, const std::string& name) {
   std::vector<std::int32_t> ids;
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_number_integer() || v[i].get<std::int64_t>() < 0 ||
-        v[i].get<std::int64_t>() > std::numeric_limits<std::int32_t>::max()) {
+    const std::optional<std::int64_t> id = json_integer(v[i]);
+    if (!id || *id < 0 || *id > std::numeric_limits<std::int32_t>::max()) {
       bad(fmt::format("{}[{}]", name, i), "must be a token id (an integer >= 0)");
     }
-    ids.push_back(v[i].get<std::int32_t>());
+    ids.push_back(static_cast<std::int32_t>(*id));
   }
   return ids;
 }
@@ -161,17 +158,15 @@ std::map<std::int32_t, float> read_logit_bias(const json& body) {
   std::map<std::int32_t, float> out;
   for (const auto& [key, value] : bias->items()) {
     const std::string where = "logit_bias." + key;
-    std::int32_t id = -1;
-    try {
-      std::size_t used = 0;
-      const long parsed = std::stol(key, &used);
-      if (used == key.size() && parsed >= 0 && parsed <= std::numeric_limits<std::int32_t>::max()) id = int(parsed);
-    } catch (const std::exception&) {}
-    if (id < 0) bad(where, "must be keyed by a token id");
+    // A token id in decimal, as OpenAI writes them: digits, no sign or leading zero.
+    const bool decimal = !key.empty() && key.size() <= 10 && (key == "0" || key[0] != '0') &&
+                         key.find_first_not_of("0123456789") == std::string::npos;
+    const std::int64_t id = decimal ? std::stoll(key) : -1;
+    if (id < 0 || id > std::numeric_limits<std::int32_t>::max()) bad(where, "must be keyed by a token id");
     if (!value.is_number()) bad(where, "must be a number");
     const double b = value.get<double>();
     if (!(b >= -100 && b <= 100)) bad(where, fmt::format("must be in [-100, 100], got {}", b));
-    out[id] = static_cast<float>(b);
+    out[static_cast<std::int32_t>(id)] = static_cast<float>(b);
   }
   return out;
 }
@@ -203,7 +198,8 @@ void refuse_unsupported(const json& body) {
 // when its generation config samples), 0 is greedy.
 void read_sampling(const json& body, const GenerationConfig& defaults, GenerationConfig& c) {
   const double temperature = number(body, "temperature", defaults.do_sample ? defaults.temperature : 1.0, 0.0, 2.0);
-  c.do_sample = temperature > 0;
+  // Below 1e-5 (vLLM's bound) the softmax of logits / temperature overflows: that is greedy.
+  c.do_sample = temperature >= 1e-5;
   c.temperature = c.do_sample ? temperature : 1.0;
   c.top_p = number(body, "top_p", defaults.do_sample ? defaults.top_p : 1.0, 0.0, 1.0);
   if (c.top_p == 0) bad("top_p", "must be greater than 0");
@@ -215,14 +211,29 @@ void read_sampling(const json& body, const GenerationConfig& defaults, Generatio
   c.frequency_penalty = number(body, "frequency_penalty", 0.0, -2.0, 2.0);
   c.repetition_penalty = number(body, "repetition_penalty", defaults.repetition_penalty, 1e-6, 1e6);
   if (const json* seed = find(body, "seed"); seed != nullptr) {
-    if (!seed->is_number_integer()) bad("seed", "must be an integer");
-    c.rng_seed =
-        seed->is_number_unsigned() ? seed->get<std::uint64_t>() : static_cast<std::uint64_t>(seed->get<std::int64_t>());
+    // Any 64-bit integer, signed or not: the generator takes its bits.
+    const std::optional<std::int64_t> x = seed->is_number_unsigned() ? std::nullopt : json_integer(*seed);
+    if (!seed->is_number_unsigned() && !x) bad("seed", "must be an integer");
+    c.rng_seed = seed->is_number_unsigned() ? seed->get<std::uint64_t>() : static_cast<std::uint64_t>(*x);
   }
   c.logit_bias = read_logit_bias(body);
 }
 
 }  // namespace
+
+std::optional<std::int64_t> json_integer(const json& v) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    return u > std::uint64_t(std::numeric_limits<std::int64_t>::max()) ? std::numeric_limits<std::int64_t>::max()
+                                                                       : std::int64_t(u);
+  }
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number_float()) {
+    const double x = v.get<double>();
+    if (std::isfinite(x) && x == std::floor(x) && std::abs(x) < 9.2e18) return static_cast<std::int64_t>(x);
+  }
+  return std::nullopt;
+}
 
 nlohmann::json parse_json_body(const std::string& body) {
   json parsed = json::parse(body, nullptr, false);
@@ -236,7 +247,6 @@ CompletionRequest parse_completion_request(Endpoint endpoint, const nlohmann::js
   refuse_unsupported(body);
   CompletionRequest r;
   r.endpoint = endpoint;
-  if (const json* model = find(body, "model")) r.model = text(*model, "model");
   const bool chat = endpoint == Endpoint::kChat;
   if (chat) {
     r.messages = read_messages(body);
@@ -244,11 +254,12 @@ CompletionRequest parse_completion_request(Endpoint endpoint, const nlohmann::js
     r.prompts = read_prompts(body);
     r.echo = boolean(body, "echo", false);
   }
+  if (const json* user = find(body, "user")) text(*user, "user");  // OpenAI's end-user id: checked, unused
   r.stream = boolean(body, "stream", false);
   if (const json* options = find(body, "stream_options")) {
     if (!options->is_object()) bad("stream_options", "must be an object");
-    if (!r.stream) bad("stream_options", "is only allowed with stream: true");
-    r.include_usage = boolean(*options, "include_usage", false);
+    const bool include_usage = boolean(*options, "include_usage", false);
+    r.include_usage = r.stream && include_usage;
   }
 
   GenerationConfig& c = r.config;
@@ -261,19 +272,19 @@ CompletionRequest parse_completion_request(Endpoint endpoint, const nlohmann::js
   const char* max_name =
       chat && find(body, "max_completion_tokens") != nullptr ? "max_completion_tokens" : "max_tokens";
   // Completions default to 16 tokens as OpenAI's do; chat runs to the end of the context.
-  const std::int64_t max_tokens = integer(body, max_name, chat ? 0 : 16, 0, std::numeric_limits<std::int64_t>::max());
+  const std::int64_t max_tokens = integer(body, max_name, chat ? 0 : 16, 1, std::numeric_limits<std::int64_t>::max());
   if (max_tokens > token_cap) {
     bad(max_name, fmt::format("is {}, above this server's limit of {}", max_tokens, token_cap));
   }
   c.max_length.reset();  // an HF generation config's max_length would cut max_tokens short
   if (max_tokens > 0) {
     c.max_new_tokens = max_tokens;
-  } else if (chat) {
+  } else {  // chat without max_tokens
     c.max_new_tokens = limits.max_tokens > 0 ? std::optional<std::int64_t>(limits.max_tokens) : std::nullopt;
-  } else {
-    bad(max_name, "must be at least 1");
   }
-  c.min_new_tokens = integer(body, "min_tokens", 0, 0, max_tokens > 0 ? max_tokens : token_cap);
+  // At least min_tokens, unless max_tokens allows fewer (vLLM refuses the pair; a cap is kinder).
+  c.min_new_tokens = std::min(integer(body, "min_tokens", 0, 0, std::numeric_limits<std::int64_t>::max()),
+                              max_tokens > 0 ? max_tokens : token_cap);
   c.stop_strings = read_stop(body);
   c.ignore_eos = boolean(body, "ignore_eos", false);
   c.include_stop_str_in_output = boolean(body, "include_stop_str_in_output", false);

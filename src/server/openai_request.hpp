@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -44,6 +45,9 @@ struct RequestLimits {
 // `defaults` is the model's generation config. Throws ApiError (400) naming the field at fault.
 CompletionRequest parse_completion_request(Endpoint endpoint, const nlohmann::json& body,
                                            const GenerationConfig& defaults, const RequestLimits& limits);
+
+// A JSON integer, including JSON Schema's integral floats such as 1.0 (nullopt otherwise).
+std::optional<std::int64_t> json_integer(const nlohmann::json& value);
 
 // The body as JSON; malformed JSON or a non-object is a 400.
 nlohmann::json parse_json_body(const std::string& body);

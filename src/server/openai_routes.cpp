@@ -1,6 +1,8 @@
 #include "server/openai_routes.hpp"
 
 #include <chrono>
+#include <limits>
+#include <optional>
 #include <random>
 
 #include <fmt/format.h>
@@ -9,6 +11,7 @@
 #include "server/api_error.hpp"
 #include "server/completion_job.hpp"
 #include "server/openai_response.hpp"
+#include "server/openapi_spec.hpp"
 #include "util/error.hpp"
 
 namespace kiln::server {
@@ -47,6 +50,25 @@ ApiError from_error(const Error& e) {
   return e.kind() == ErrorKind::kInternal ? ApiError::internal(e.what()) : ApiError::bad_request(e.what());
 }
 
+// A regular expression for the decimal numbers 0 .. n without leading zeros: shorter numbers,
+// then for each digit of n the numbers that match it so far and are smaller at that digit.
+std::string decimal_at_most(std::int64_t n) {
+  const std::string digits = std::to_string(n);
+  std::vector<std::string> forms = {"0"};
+  if (digits.size() > 1) forms.push_back(fmt::format("[1-9][0-9]{{0,{}}}", digits.size() - 2));
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    const char low = i == 0 ? '1' : '0';
+    if (digits[i] > low) {
+      forms.push_back(
+          fmt::format("{}[{}-{}][0-9]{{{}}}", digits.substr(0, i), low, char(digits[i] - 1), digits.size() - i - 1));
+    }
+  }
+  if (n > 0) forms.push_back(digits);
+  std::string pattern = "^(";
+  for (std::size_t i = 0; i < forms.size(); ++i) pattern += (i ? "|" : "") + forms[i];
+  return pattern + ")$";
+}
+
 }  // namespace
 
 OpenAiRoutes::OpenAiRoutes(RouteOptions options)
@@ -55,8 +77,44 @@ OpenAiRoutes::OpenAiRoutes(RouteOptions options)
       started_(unix_seconds()) {}
 
 void OpenAiRoutes::set_pipeline(std::shared_ptr<ContinuousBatchingPipeline> pipeline) {
+  std::string spec(openapi_spec());
+  if (pipeline) spec = model_spec(*pipeline);
   std::lock_guard lock(mutex_);
   pipeline_ = std::move(pipeline);
+  spec_ = std::move(spec);
+}
+
+// The OpenAPI document with the served model's limits filled in: its largest token id and the
+// largest max_tokens, so that a schema-valid request is one this server accepts.
+std::string OpenAiRoutes::model_spec(const ContinuousBatchingPipeline& pipeline) const {
+  json spec = json::parse(openapi_spec());
+  json& schemas = spec["components"]["schemas"];
+  const std::int64_t largest_id = pipeline.get_tokenizer().vocab_size() - 1;
+  schemas["TokenId"]["maximum"] = largest_id;
+  std::int64_t max_tokens = pipeline.get_max_context_tokens();
+  if (options_.limits.max_tokens > 0) max_tokens = std::min(max_tokens, options_.limits.max_tokens);
+  for (const char* request : {"ChatCompletionRequest", "CompletionRequest"}) {
+    for (const char* field : {"max_tokens", "max_completion_tokens"}) {
+      json& properties = schemas[request]["properties"];
+      if (properties.contains(field)) properties[field]["maximum"] = max_tokens;
+    }
+    schemas[request]["properties"]["logit_bias"]["propertyNames"]["pattern"] = decimal_at_most(largest_id);
+  }
+  // A prompt of ids leaves room for at least one new token.
+  const auto is_ids = [](const json& form) {
+    return form.value("type", json()) == "array" && form["items"].contains("$ref");
+  };
+  for (json& form : schemas["CompletionRequest"]["properties"]["prompt"]["oneOf"]) {
+    if (form.value("type", json()) != "array") continue;
+    if (is_ids(form)) form["maxItems"] = pipeline.get_max_context_tokens() - 1;
+    if (is_ids(form["items"])) form["items"]["maxItems"] = pipeline.get_max_context_tokens() - 1;
+  }
+  return dump(spec);
+}
+
+std::string OpenAiRoutes::spec() const {
+  std::lock_guard lock(mutex_);
+  return spec_.empty() ? std::string(openapi_spec()) : spec_;
 }
 
 std::shared_ptr<ContinuousBatchingPipeline> OpenAiRoutes::pipeline() const {
@@ -75,7 +133,7 @@ Reply OpenAiRoutes::handle(const HttpRequest& request) {
     const std::string& path = request.path;
     const auto route = [&](const char* method, const char* route_path) {
       if (path != route_path) return false;
-      if (request.method != method) throw ApiError::method_not_allowed(request.method);
+      if (request.method != method) throw ApiError::method_not_allowed(request.method, method);
       return true;
     };
     if (path.rfind("/v1/", 0) == 0) check_api_key(request);
@@ -89,12 +147,21 @@ Reply OpenAiRoutes::handle(const HttpRequest& request) {
     if (route("POST", "/tokenize")) return tokenize(request);
     if (route("POST", "/detokenize")) return detokenize(request);
     if (route("GET", "/metrics")) return metrics();
+    if (route("GET", "/openapi.json")) return HttpResponse{.body = spec()};
     throw ApiError::not_found("no route " + request.method + " " + path);
   } catch (const ApiError& e) {
     return error_response(e);
   } catch (const Error& e) {
     return error_response(from_error(e));
   }
+}
+
+void OpenAiRoutes::check_model(const json& body) const {
+  const auto model = body.find("model");
+  if (model == body.end() || model->is_null()) return;
+  if (!model->is_string()) throw ApiError::bad_request("'model' must be a string", "model");
+  if (model->get<std::string>() != options_.served_model_name)
+    throw ApiError::model_not_found(model->get<std::string>());
 }
 
 void OpenAiRoutes::check_api_key(const HttpRequest& request) const {
@@ -122,8 +189,8 @@ Reply OpenAiRoutes::completion(Endpoint endpoint, const HttpRequest& request) {
   RequestLimits limits = options_.limits;  // max_tokens: at most the context
   const std::int64_t context_tokens = p->get_max_context_tokens();
   if (limits.max_tokens == 0 || limits.max_tokens > context_tokens) limits.max_tokens = context_tokens;
+  check_model(body);
   CompletionRequest r = parse_completion_request(endpoint, body, p->get_config(), limits);
-  if (!r.model.empty() && r.model != options_.served_model_name) throw ApiError::model_not_found(r.model);
   for (const auto& [id, bias] : r.config.logit_bias) {
     if (!p->get_tokenizer().has_id(id)) {
       throw ApiError::bad_request(fmt::format("'logit_bias' names {}, which is not a token id of this model", id),
@@ -162,27 +229,33 @@ Reply OpenAiRoutes::completion(Endpoint endpoint, const HttpRequest& request) {
 HttpResponse OpenAiRoutes::tokenize(const HttpRequest& request) const {
   const auto p = ready();
   const json body = parse_json_body(request.body);
+  check_model(body);
   const Tokenizer& tokenizer = p->get_tokenizer();
-  const auto flag = [&](const char* name, bool fallback) {
+  const auto flag = [&](const char* name) -> std::optional<bool> {
     const auto it = body.find(name);
-    if (it == body.end() || it->is_null()) return fallback;
+    if (it == body.end() || it->is_null()) return std::nullopt;
     if (!it->is_boolean()) throw ApiError::bad_request(fmt::format("'{}' must be true or false", name), name);
     return it->get<bool>();
   };
+  const std::optional<bool> add_generation_prompt = flag("add_generation_prompt");
+  const std::optional<bool> add_special_tokens = flag("add_special_tokens");
   std::vector<std::int32_t> ids;
+  const auto prompt = body.find("prompt");
+  if (prompt != body.end() && !prompt->is_string()) {
+    throw ApiError::bad_request("'prompt' must be a string", "prompt");
+  }
   if (body.contains("messages")) {
     // The messages as a chat request renders them (the template adds its own special tokens).
     json chat = body;
     chat.erase("prompt");
     const CompletionRequest r = parse_completion_request(Endpoint::kChat, chat, p->get_config(), {});
-    const std::string text = tokenizer.apply_chat_template(r.messages, flag("add_generation_prompt", true));
-    ids = tokenizer.encode(text, flag("add_special_tokens", false));
+    const std::string text = tokenizer.apply_chat_template(r.messages, add_generation_prompt.value_or(true));
+    ids = tokenizer.encode(text, add_special_tokens.value_or(false));
   } else {
-    const auto prompt = body.find("prompt");
     if (prompt == body.end() || !prompt->is_string()) {
       throw ApiError::bad_request("'prompt' (a string) or 'messages' is required", "prompt");
     }
-    ids = tokenizer.encode(prompt->get<std::string>(), flag("add_special_tokens", true));
+    ids = tokenizer.encode(prompt->get<std::string>(), add_special_tokens.value_or(true));
   }
   return json_response({{"tokens", ids}, {"count", ids.size()}, {"max_model_len", p->get_max_context_tokens()}});
 }
@@ -190,17 +263,19 @@ HttpResponse OpenAiRoutes::tokenize(const HttpRequest& request) const {
 HttpResponse OpenAiRoutes::detokenize(const HttpRequest& request) const {
   const auto p = ready();
   const json body = parse_json_body(request.body);
+  check_model(body);
   const auto tokens = body.find("tokens");
   if (tokens == body.end() || !tokens->is_array()) {
     throw ApiError::bad_request("'tokens' (an array of token ids) is required", "tokens");
   }
   std::vector<std::int32_t> ids;
   for (std::size_t i = 0; i < tokens->size(); ++i) {
-    const json& id = (*tokens)[i];
-    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || !p->get_tokenizer().has_id(id.get<std::int32_t>())) {
+    const std::optional<std::int64_t> id = json_integer((*tokens)[i]);
+    if (!id || *id < 0 || *id > std::numeric_limits<std::int32_t>::max() ||
+        !p->get_tokenizer().has_id(static_cast<std::int32_t>(*id))) {
       throw ApiError::bad_request(fmt::format("'tokens[{}]' is not a token id of this model", i), "tokens");
     }
-    ids.push_back(id.get<std::int32_t>());
+    ids.push_back(static_cast<std::int32_t>(*id));
   }
   return json_response({{"prompt", p->get_tokenizer().decode(ids)}});
 }

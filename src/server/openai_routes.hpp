@@ -10,6 +10,8 @@
 #include <mutex>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "kiln/continuous_batching_pipeline.hpp"
 #include "server/http_message.hpp"
 #include "server/openai_request.hpp"
@@ -36,6 +38,9 @@ class OpenAiRoutes {
   std::shared_ptr<ContinuousBatchingPipeline> pipeline() const;  // null while loading
   std::shared_ptr<ContinuousBatchingPipeline> ready() const;     // throws 503 while loading
   void check_api_key(const HttpRequest& request) const;
+  void check_model(const nlohmann::json& body) const;  // 400 when not a string, 404 when not ours
+  std::string model_spec(const ContinuousBatchingPipeline& pipeline) const;
+  std::string spec() const;  // GET /openapi.json
   HttpResponse models() const;
   Reply completion(Endpoint endpoint, const HttpRequest& request);
   HttpResponse tokenize(const HttpRequest& request) const;
@@ -47,6 +52,7 @@ class OpenAiRoutes {
   const std::int64_t started_;  // Unix seconds: the models' "created"
   mutable std::mutex mutex_;
   std::shared_ptr<ContinuousBatchingPipeline> pipeline_;
+  std::string spec_;  // model_spec() of pipeline_
   std::atomic<std::uint64_t> next_request_id_{1};
 };
 

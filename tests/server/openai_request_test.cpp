@@ -40,7 +40,6 @@ void expect_bad(F call, const std::string& param, int status = 400) {
 
 TEST(OpenAiRequest, ChatDefaultsFollowOpenAi) {
   const CompletionRequest r = chat(json::object());
-  EXPECT_EQ(r.model, "m");
   ASSERT_EQ(r.messages.size(), 1u);
   EXPECT_EQ(r.messages[0].role, "user");
   EXPECT_TRUE(r.config.do_sample);  // temperature defaults to 1
@@ -90,6 +89,11 @@ TEST(OpenAiRequest, ChatFieldsMapOntoTheConfig) {
   EXPECT_TRUE(r.include_usage);
 }
 
+TEST(OpenAiRequest, TemperaturesTooSmallToDivideByAreGreedy) {
+  EXPECT_FALSE(chat({{"temperature", 5e-324}}).config.do_sample);
+  EXPECT_TRUE(chat({{"temperature", 1e-5}}).config.do_sample);
+}
+
 TEST(OpenAiRequest, ContentPartsAndDeveloperRole) {
   const json messages = {
       {{"role", "developer"}, {"content", "be brief"}},
@@ -136,22 +140,33 @@ TEST(OpenAiRequest, BadFieldsAreNamed) {
   expect_bad([] { chat({{"stop", 3}}); }, "stop");
   expect_bad([] { chat({{"stop", {""}}}); }, "stop[0]");
   expect_bad([] { chat({{"logit_bias", {{"x", 1}}}}); }, "logit_bias.x");
+  expect_bad([] { chat({{"logit_bias", {{"012", 1}}}}); }, "logit_bias.012");
+  expect_bad([] { chat({{"logit_bias", {{"-1", 1}}}}); }, "logit_bias.-1");
+  expect_bad([] { chat({{"logit_bias", {{"99999999999", 1}}}}); }, "logit_bias.99999999999");
   expect_bad([] { chat({{"logit_bias", {{"5", 101}}}}); }, "logit_bias.5");
   expect_bad([] { chat({{"top_logprobs", 2}}); }, "top_logprobs");
   expect_bad([] { chat({{"top_logprobs", 21}, {"logprobs", true}}); }, "top_logprobs");
-  expect_bad([] { chat({{"stream_options", {{"include_usage", true}}}}); }, "stream_options");
+  expect_bad([] { chat({{"stream_options", 3}}); }, "stream_options");
   expect_bad([] { chat({{"messages", json::array()}}); }, "messages");
   expect_bad([] { chat({{"messages", {{{"role", "robot"}, {"content", "x"}}}}}); }, "messages[0].role");
   expect_bad([] { chat({{"messages", {{{"content", "x"}}}}}); }, "messages[0].role");
   expect_bad([] { chat({{"messages", {{{"role", "user"}, {"content", 5}}}}}); }, "messages[0].content");
   expect_bad([] { chat({{"tools", {{{"type", "function"}}}}}); }, "tools");
   expect_bad([] { chat({{"response_format", {{"type", "json_object"}}}}); }, "response_format");
-  expect_bad([] { chat({{"model", 7}}); }, "model");
+  expect_bad([] { chat({{"max_tokens", 0}}); }, "max_tokens");
+  expect_bad([] { chat({{"user", true}}); }, "user");
   expect_bad([] { completion({{"prompt", json::array()}}); }, "prompt");
   expect_bad([] { completion({{"prompt", {"a", 5}}}); }, "prompt[1]");
   expect_bad([] { completion({{"prompt", {1, -2}}}); }, "prompt[1]");
   expect_bad([] { completion({{"max_tokens", 0}}); }, "max_tokens");
   expect_bad([] { completion({{"suffix", "x"}}); }, "suffix");
+}
+
+TEST(OpenAiRequest, IntegralFloatsAreIntegersAsInJsonSchema) {
+  const CompletionRequest r = chat({{"n", 2.0}, {"max_tokens", 3.0}, {"seed", -1}});
+  EXPECT_EQ(r.n, 2);
+  EXPECT_EQ(r.config.max_new_tokens, 3);
+  EXPECT_EQ(r.config.rng_seed, ~std::uint64_t{0});
 }
 
 TEST(OpenAiRequest, NullMeansNotSet) {
