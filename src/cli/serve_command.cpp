@@ -24,6 +24,8 @@ struct ServeFlags {
   std::size_t max_body_bytes = 8u << 20;
   std::int64_t max_tokens_limit = 0;
   std::int64_t drain_timeout_s = 30;
+  std::int64_t request_timeout_s = 0;
+  std::vector<std::string> allowed_origins;
   SchedulerConfig scheduler;
   bool no_prefix_caching = false;
 };
@@ -50,6 +52,8 @@ void run(const ServeFlags& f) {
   o.http.port = f.port;
   o.http.max_body_bytes = f.max_body_bytes;
   o.http.drain_timeout = std::chrono::seconds(f.drain_timeout_s);
+  o.http.request_timeout = std::chrono::seconds(f.request_timeout_s);
+  o.http.allowed_origins = f.allowed_origins;
   o.routes.api_key = f.api_key_file.empty() ? f.api_key : read_key_file(f.api_key_file);
   o.routes.served_model_name =
       f.served_model_name.empty() ? o.model_dir.lexically_normal().filename().string() : f.served_model_name;
@@ -92,6 +96,12 @@ void register_serve_command(CLI::App& app) {
                   "On SIGTERM, seconds to let requests in flight finish before cancelling them")
       ->capture_default_str()
       ->check(at_least(0));
+  cmd->add_option("--request-timeout", f->request_timeout_s,
+                  "Cancel a generation that runs longer than this many seconds (504, or an error event; 0: never)")
+      ->capture_default_str()
+      ->check(at_least(0));
+  cmd->add_option("--allowed-origins", f->allowed_origins,
+                  "Browser origins allowed to call the API (CORS), or *; repeatable (default: CORS off)");
   cmd->add_option("--max-num-seqs", f->scheduler.max_num_seqs, "Sequences one engine step may run")
       ->capture_default_str()
       ->check(at_least(1));

@@ -39,6 +39,7 @@ ApiError ApiError::overloaded(std::string message) {
 }
 ApiError ApiError::internal(std::string message) { return {500, std::move(message), "server_error"}; }
 ApiError ApiError::unavailable(std::string message) { return {503, std::move(message), "server_error"}; }
+ApiError ApiError::timeout(std::string message) { return {504, std::move(message), "server_error", {}, "timeout"}; }
 
 std::string ApiError::to_json() const {
   const auto nullable = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };

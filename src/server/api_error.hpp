@@ -27,6 +27,7 @@ class ApiError : public std::runtime_error {
   static ApiError overloaded(std::string message);                                            // 429 (with Retry-After)
   static ApiError internal(std::string message);                                              // 500
   static ApiError unavailable(std::string message);                                           // 503
+  static ApiError timeout(std::string message);                                               // 504, code timeout
 
   int status() const { return status_; }
   const std::string& type() const { return type_; }

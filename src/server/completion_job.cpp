@@ -11,6 +11,13 @@ namespace kiln::server {
 
 using json = nlohmann::json;
 
+namespace {
+
+// A stream ends in error as vLLM's do: an event holding the OpenAI error object.
+std::string error_event(const ApiError& error) { return "data: " + error.to_json() + "\n\n"; }
+
+}  // namespace
+
 CompletionJob::CompletionJob(CompletionRequest request, std::vector<GenerationHandle> handles,
                              std::vector<std::string> echo_texts, JobContext context)
     : request_(std::move(request)),
@@ -49,6 +56,24 @@ void CompletionJob::abandon() {
   }
 }
 
+Progress CompletionJob::expire() {
+  Progress progress;
+  collect(progress.chunk);  // what was made in time is still sent
+  abandon();
+  const ApiError error = ApiError::timeout("the request ran past this server's time limit and was cancelled");
+  progress.done = true;
+  if (!request_.stream) {
+    progress.response = error_response(error);
+    return progress;
+  }
+  for (std::size_t i = 0; i < choices_.size(); ++i) {
+    if (!choices_[i].closed) progress.chunk += close_chunk(i);
+  }
+  progress.chunk += error_event(error);
+  progress.chunk += kSseDone;
+  return progress;
+}
+
 bool CompletionJob::all_ended() const {
   for (const GenerationHandle& h : handles_) {
     if (h->get_status() == GenerationStatus::RUNNING) return false;
@@ -71,7 +96,7 @@ Progress CompletionJob::poll() {
   for (std::size_t i = 0; i < choices_.size(); ++i) {
     if (!choices_[i].closed) progress.chunk += close_chunk(i);
   }
-  if (!failure_.empty()) progress.chunk += sse_event(json::parse(ApiError::internal(failure_).to_json()));
+  if (!failure_.empty()) progress.chunk += error_event(ApiError::internal(failure_));
   if (request_.include_usage) {
     json last = chunk_base();
     last["choices"] = json::array();

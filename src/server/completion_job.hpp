@@ -39,6 +39,7 @@ class CompletionJob final : public PendingResponse {
   void set_wakeup(std::function<void()> wake) override;
   Progress poll() override;
   void abandon() override;
+  Progress expire() override;
 
  private:
   struct Choice {

@@ -51,6 +51,9 @@ class PendingResponse {
   virtual void set_wakeup(std::function<void()> wake) = 0;
   virtual Progress poll() = 0;  // never blocks
   virtual void abandon() = 0;   // the client disconnected, or the server stops waiting
+  // The request ran past the server's time limit: stop the work and say so (the last bytes of a
+  // stream, or the whole response); done is true.
+  virtual Progress expire() = 0;
 };
 
 using Reply = std::variant<HttpResponse, std::shared_ptr<PendingResponse>>;

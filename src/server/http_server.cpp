@@ -78,6 +78,34 @@ http::response<http::string_body> to_message(const HttpResponse& response, unsig
   return message;
 }
 
+// The Access-Control-Allow-Origin value for `origin`, "" when it is not allowed.
+std::string allowed_origin(const std::vector<std::string>& allowed, const std::string& origin) {
+  if (origin.empty()) return {};
+  for (const std::string& a : allowed) {
+    if (a == "*") return "*";
+    if (a == origin) return origin;
+  }
+  return {};
+}
+
+void add_cors(HttpResponse& response, const std::string& origin) {
+  if (origin.empty()) return;
+  response.headers.emplace_back("Access-Control-Allow-Origin", origin);
+  if (origin != "*") response.headers.emplace_back("Vary", "Origin");
+}
+
+HttpResponse preflight(const HttpRequest& request, const std::string& origin) {
+  HttpResponse r;
+  r.status = 204;
+  r.content_type = "text/plain";
+  add_cors(r, origin);
+  r.headers.emplace_back("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+  const std::string asked = request.header("access-control-request-headers");
+  r.headers.emplace_back("Access-Control-Allow-Headers", asked.empty() ? "Authorization, Content-Type" : asked);
+  r.headers.emplace_back("Access-Control-Max-Age", "600");
+  return r;
+}
+
 }  // namespace
 
 class HttpServer::Impl {
@@ -177,12 +205,16 @@ class HttpServer::Impl {
       }
       const auto& message = parser.get();
       keep_alive = message.keep_alive();
-      Reply reply = handle(to_request(message));
+      const HttpRequest request = to_request(message);
+      const std::string origin = allowed_origin(options_.allowed_origins, request.header("origin"));
+      const bool is_preflight = !options_.allowed_origins.empty() && request.method == "OPTIONS";
+      Reply reply = is_preflight ? Reply(preflight(request, origin)) : handle(request);
       if (auto* response = std::get_if<HttpResponse>(&reply)) {
         keep_alive = keep_alive && !draining_;
+        add_cors(*response, origin);
         if (!co_await send(*connection, *response, message.version(), keep_alive)) break;
       } else if (!co_await serve_pending(*connection, std::get<std::shared_ptr<PendingResponse>>(reply),
-                                         message.version(), keep_alive && !draining_)) {
+                                         message.version(), keep_alive && !draining_, origin)) {
         break;
       }
     }
@@ -211,7 +243,7 @@ class HttpServer::Impl {
 
   // Sends a reply that arrives over time; false when the connection is done (the client left).
   awaitable<bool> serve_pending(Connection& connection, std::shared_ptr<PendingResponse> pending, unsigned version,
-                                bool keep_alive) {
+                                bool keep_alive, const std::string& origin) {
     auto wakeup = std::make_shared<Wakeup>(io_.get_executor());
     connection.wakeup = wakeup;
     connection.abandon = false;
@@ -233,8 +265,21 @@ class HttpServer::Impl {
       }
     });
 
+    // The request timeout, when there is one, fires the same wakeup.
+    auto expired = std::make_shared<bool>(false);
+    asio::steady_timer deadline(io_);
+    if (options_.request_timeout.count() > 0) {
+      deadline.expires_after(options_.request_timeout);
+      deadline.async_wait([expired, weak = std::weak_ptr<Wakeup>(wakeup)](beast::error_code ec) {
+        if (ec) return;
+        *expired = true;
+        if (auto w = weak.lock()) w->fire();
+      });
+    }
+
     bool ok = true;
-    const std::optional<HttpResponse> head = pending->stream_head();
+    std::optional<HttpResponse> head = pending->stream_head();
+    if (head) add_cors(*head, origin);
     std::optional<http::response<http::empty_body>> head_message;
     beast::error_code ec;
     if (head) {
@@ -249,7 +294,8 @@ class HttpServer::Impl {
       ok = !ec;
     }
     while (ok) {
-      Progress progress = pending->poll();
+      Progress progress = *expired ? pending->expire() : pending->poll();
+      if (progress.response) add_cors(*progress.response, origin);
       if (!progress.chunk.empty()) {
         co_await asio::async_write(connection.socket, http::make_chunk(asio::buffer(progress.chunk)),
                                    asio::redirect_error(use_awaitable, ec));
@@ -269,6 +315,7 @@ class HttpServer::Impl {
       if (ok) co_await wakeup->wait();
     }
     *watch = false;
+    deadline.cancel();
     beast::error_code ignored;
     connection.socket.cancel(ignored);
     connection.wakeup.reset();

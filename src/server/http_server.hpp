@@ -3,6 +3,9 @@
 // Requests go to one Handler; a PendingResponse is polled when its wakeup runs, and a client that
 // disconnects mid-way (noticed by a wait for readability on its socket) has its reply abandoned.
 //
+// A pending reply that runs past the request timeout expires (PendingResponse::expire). With
+// allowed origins, responses carry CORS headers and OPTIONS preflights are answered here.
+//
 // Shutdown drains: stop() closes the listener and idle keep-alive connections, lets replies in
 // flight finish, abandons them after the drain timeout, and run() returns when none is left.
 #pragma once
@@ -12,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "server/http_message.hpp"
 
@@ -22,6 +26,10 @@ struct HttpServerOptions {
   std::uint16_t port = 8000;  // 0: any free port (listen() says which)
   std::size_t max_body_bytes = 8u << 20;
   std::chrono::seconds drain_timeout{30};
+  std::chrono::seconds request_timeout{0};  // a pending reply past this expires (0: never)
+  // Origins allowed to call from a browser (CORS), "*" for any; none: CORS off (no headers, and
+  // OPTIONS goes to the handler like any method).
+  std::vector<std::string> allowed_origins;
 };
 
 class HttpServer {

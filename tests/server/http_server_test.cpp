@@ -43,6 +43,10 @@ class FakeStream : public PendingResponse {
     return p;
   }
   void abandon() override { abandoned = true; }
+  Progress expire() override {
+    expired = true;
+    return {.chunk = "data: expired\n\n", .done = true};
+  }
   void push(std::string chunk, bool end = false) {
     std::function<void()> wake;
     {
@@ -54,6 +58,7 @@ class FakeStream : public PendingResponse {
     if (wake) wake();
   }
   std::atomic<bool> abandoned{false};
+  std::atomic<bool> expired{false};
 
  private:
   std::mutex mutex_;
@@ -287,6 +292,47 @@ TEST(HttpServer, DrainTimeoutAbandonsWhatIsLeft) {
   server.stop();
   EXPECT_TRUE(eventually([&] { return server.stopped.load(); }));
   EXPECT_TRUE(stream->abandoned);
+}
+
+TEST(HttpServer, AReplyPastTheRequestTimeoutExpires) {
+  auto stream = std::make_shared<FakeStream>();
+  HttpServerOptions options;
+  options.request_timeout = std::chrono::seconds(1);
+  Running server([&](const HttpRequest&) -> Reply { return stream; }, options);
+  Client client(server.port);
+  client.post("/s", "");
+  stream->push("data: 1\n\n");  // then nothing: the generation never ends by itself
+  EXPECT_EQ(dechunk(client.read_all()), "data: 1\n\ndata: expired\n\n");
+  EXPECT_TRUE(stream->expired);
+}
+
+TEST(HttpServer, CorsOnlyForAllowedOrigins) {
+  HttpServerOptions options;
+  options.allowed_origins = {"https://app.example"};
+  Running server(echo, options);
+  Client preflight(server.port);
+  preflight.send(
+      "OPTIONS /v1/models HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\n"
+      "Access-Control-Request-Headers: authorization\r\nConnection: close\r\n\r\n");
+  const std::string answer = preflight.read_all();
+  EXPECT_EQ(answer.rfind("HTTP/1.1 204", 0), 0u) << answer;
+  EXPECT_NE(answer.find("Access-Control-Allow-Origin: https://app.example"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("Access-Control-Allow-Headers: authorization"), std::string::npos) << answer;
+  Client allowed(server.port);
+  allowed.send("GET /a HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(allowed.read_all().find("Access-Control-Allow-Origin: https://app.example"), std::string::npos);
+  Client other(server.port);
+  other.send("GET /a HTTP/1.1\r\nHost: x\r\nOrigin: https://evil.example\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(other.read_all().find("Access-Control-Allow-Origin"), std::string::npos);
+}
+
+TEST(HttpServer, NoCorsUnlessAsked) {
+  Running server(echo);
+  Client client(server.port);
+  client.send("OPTIONS /a HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\nConnection: close\r\n\r\n");
+  const std::string answer = client.read_all();
+  EXPECT_NE(answer.find("OPTIONS /a"), std::string::npos) << answer;  // the handler's, not a preflight
+  EXPECT_EQ(answer.find("Access-Control-Allow-Origin"), std::string::npos) << answer;
 }
 
 }  // namespace
