@@ -64,6 +64,8 @@ void ServerMetrics::record(const PerfMetrics& metrics, const std::string& finish
   for (double ms : metrics.raw.ttfts_ms) ttft_.observe(ms / 1000.0);
   for (double ms : metrics.raw.token_latencies_ms) inter_token_.observe(ms / 1000.0);
   for (double ms : metrics.raw.generate_durations_ms) e2e_.observe(ms / 1000.0);
+  draft_tokens_ += metrics.raw.num_proposed_tokens;
+  accepted_tokens_ += metrics.raw.num_accepted_tokens;
 }
 
 std::string ServerMetrics::prometheus(const PipelineMetrics& engine) const {
@@ -98,6 +100,10 @@ std::string ServerMetrics::prometheus(const PipelineMetrics& engine) const {
     fmt::format_to(std::back_inserter(out), "kiln:request_success_total{{{},finished_reason=\"{}\"}} {}\n", labels_,
                    kFinishReasons[i], finished_[i]);
   }
+  gauge(out, "kiln:spec_decode_num_draft_tokens_total", "Speculative candidates proposed (ended requests).", labels_,
+        static_cast<double>(draft_tokens_), "counter");
+  gauge(out, "kiln:spec_decode_num_accepted_tokens_total", "Speculative candidates accepted (ended requests).", labels_,
+        static_cast<double>(accepted_tokens_), "counter");
   ttft_.write(out, "kiln:time_to_first_token_seconds", "Time to first token.", labels_);
   inter_token_.write(out, "kiln:inter_token_latency_seconds", "Time between two output tokens.", labels_);
   e2e_.write(out, "kiln:e2e_request_latency_seconds", "Request latency from arrival to its end.", labels_);

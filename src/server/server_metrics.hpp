@@ -1,9 +1,9 @@
 // GET /metrics: Prometheus text. The engine's gauges and counters (running and waiting
 // requests, KV usage, prefix-cache queries and hits, preemptions, tokens) are read from the
 // pipeline when scraped; the per-request latency histograms (time to first token, inter-token
-// latency, end-to-end) are recorded here as requests end. The queue, KV and running gauges are
-// also published under the names vLLM gives them, which is what inference gateways (the
-// Kubernetes Gateway API Inference Extension's model-server protocol) and autoscalers read.
+// latency, end-to-end) and speculative decoding's counts are recorded here as requests end. The queue, KV and running
+// gauges are also published under the names vLLM gives them, which is what inference gateways (the Kubernetes Gateway
+// API Inference Extension's model-server protocol) and autoscalers read.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +45,9 @@ class ServerMetrics {
   Histogram ttft_;
   Histogram inter_token_;
   Histogram e2e_;
-  std::uint64_t finished_[4] = {};  // by finish reason, in kFinishReasons order
+  std::uint64_t finished_[4] = {};    // by finish reason, in kFinishReasons order
+  std::int64_t draft_tokens_ = 0;     // speculative decoding: candidates proposed
+  std::int64_t accepted_tokens_ = 0;  // and accepted
 };
 
 }  // namespace kiln::server
