@@ -8,6 +8,7 @@
 #include "cli/generation_flags.hpp"
 #include "cli/option_checks.hpp"
 #include "server/serve.hpp"
+#include "server/serve_config.hpp"
 #include "util/error.hpp"
 
 namespace kiln::cli {
@@ -20,6 +21,7 @@ struct ServeFlags {
   std::string api_key;
   std::string api_key_file;
   std::string served_model_name;
+  std::string config;
   std::int64_t max_waiting = 1024;
   std::size_t max_body_bytes = 8u << 20;
   std::int64_t max_tokens_limit = 0;
@@ -43,11 +45,19 @@ std::string read_key_file(const std::string& path) {
 
 void run(const ServeFlags& f) {
   server::ServeOptions o;
-  o.model_dir = model_dir(f.pipeline);
-  o.device = f.pipeline.device.device;
-  o.properties = pipeline_properties(f.pipeline);
-  o.scheduler = f.scheduler;
-  o.scheduler.enable_prefix_caching = !f.no_prefix_caching;
+  if (!f.config.empty()) {
+    o.models = server::read_models_config(f.config);
+  } else {
+    server::ServedModelOptions m;
+    m.dir = model_dir(f.pipeline);
+    m.name = f.served_model_name.empty() ? m.dir.lexically_normal().filename().string() : f.served_model_name;
+    if (m.name.empty()) m.name = m.dir.lexically_normal().parent_path().filename().string();  // "DIR/"
+    m.device = f.pipeline.device.device;
+    m.properties = pipeline_properties(f.pipeline);
+    m.scheduler = f.scheduler;
+    m.scheduler.enable_prefix_caching = !f.no_prefix_caching;
+    o.models.push_back(std::move(m));
+  }
   o.http.host = f.host;
   o.http.port = f.port;
   o.http.max_body_bytes = f.max_body_bytes;
@@ -55,17 +65,15 @@ void run(const ServeFlags& f) {
   o.http.request_timeout = std::chrono::seconds(f.request_timeout_s);
   o.http.allowed_origins = f.allowed_origins;
   o.routes.api_key = f.api_key_file.empty() ? f.api_key : read_key_file(f.api_key_file);
-  o.routes.served_model_name =
-      f.served_model_name.empty() ? o.model_dir.lexically_normal().filename().string() : f.served_model_name;
-  if (o.routes.served_model_name.empty()) o.routes.served_model_name = o.model_dir.parent_path().filename().string();
   o.routes.max_waiting = f.max_waiting;
   o.routes.limits.max_tokens = f.max_tokens_limit;
-  const std::string name = o.routes.served_model_name;
+  std::string names;
+  for (const auto& m : o.models) names += (names.empty() ? "" : ", ") + m.name;
   o.on_listening = [&](std::uint16_t port) {
-    std::cerr << "kiln serve: listening on http://" << f.host << ":" << port << " (model " << name << " loading)"
+    std::cerr << "kiln serve: listening on http://" << f.host << ":" << port << " (loading " << names << ")"
               << std::endl;
   };
-  o.on_ready = [name] { std::cerr << "kiln serve: model " << name << " ready" << std::endl; };
+  o.on_ready = [](const std::string& name) { std::cerr << "kiln serve: model " << name << " ready" << std::endl; };
   server::serve(o);
   std::cerr << "kiln serve: stopped" << std::endl;
 }
@@ -80,8 +88,13 @@ void register_serve_command(CLI::App& app) {
   cmd->add_option("--port", f->port, "Port to listen on (0: any free one, printed at start)")->capture_default_str();
   auto* key = cmd->add_option("--api-key", f->api_key, "Require 'Authorization: Bearer KEY' on the /v1 routes");
   cmd->add_option("--api-key-file", f->api_key_file, "Read the API key from this file")->excludes(key);
-  cmd->add_option("--served-model-name", f->served_model_name,
-                  "The model's name in the API (default: the model directory's name)");
+  auto* name = cmd->add_option("--served-model-name", f->served_model_name,
+                               "The model's name in the API (default: the model directory's name)");
+  cmd->add_option("--config", f->config,
+                  "Serve the models this JSON file lists, each with its own scheduler (see docs/SERVING.md)")
+      ->excludes(name)
+      ->excludes("--model")
+      ->excludes("--draft");
   cmd->add_option("--max-waiting", f->max_waiting, "Answer 429 when this many requests wait already (0: no limit)")
       ->capture_default_str()
       ->check(at_least(0));

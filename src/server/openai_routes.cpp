@@ -6,6 +6,7 @@
 #include <random>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "server/api_error.hpp"
@@ -71,17 +72,46 @@ std::string decimal_at_most(std::int64_t n) {
 
 }  // namespace
 
-OpenAiRoutes::OpenAiRoutes(RouteOptions options)
-    : options_(std::move(options)),
-      metrics_(std::make_shared<ServerMetrics>(options_.served_model_name)),
-      started_(unix_seconds()) {}
+OpenAiRoutes::OpenAiRoutes(RouteOptions options) : options_(std::move(options)), started_(unix_seconds()) {
+  for (const std::string& name : options_.model_names) {
+    served_.push_back({name, std::make_shared<ServerMetrics>(name), nullptr});
+  }
+}
 
-void OpenAiRoutes::set_pipeline(std::shared_ptr<ContinuousBatchingPipeline> pipeline) {
-  std::string spec(openapi_spec());
-  if (pipeline) spec = model_spec(*pipeline);
+void OpenAiRoutes::set_pipeline(const std::string& name, std::shared_ptr<ContinuousBatchingPipeline> pipeline) {
+  const bool first = !options_.model_names.empty() && name == options_.model_names.front();
+  std::string spec = first && pipeline ? model_spec(*pipeline) : std::string();
   std::lock_guard lock(mutex_);
-  pipeline_ = std::move(pipeline);
-  spec_ = std::move(spec);
+  for (Served& s : served_) {
+    if (s.name == name) s.pipeline = std::move(pipeline);
+  }
+  if (first) spec_ = std::move(spec);
+}
+
+std::vector<OpenAiRoutes::Served> OpenAiRoutes::served() const {
+  std::lock_guard lock(mutex_);
+  return served_;
+}
+
+OpenAiRoutes::Served OpenAiRoutes::target(const json& body) const {
+  const std::vector<Served> all = served();
+  const auto model = body.find("model");
+  std::optional<Served> found;
+  if (model == body.end() || model->is_null()) {
+    if (all.size() != 1) {
+      throw ApiError::bad_request(
+          fmt::format("'model' is required: this server serves {}", fmt::join(options_.model_names, ", ")), "model");
+    }
+    found = all.front();
+  } else {
+    if (!model->is_string()) throw ApiError::bad_request("'model' must be a string", "model");
+    for (const Served& s : all) {
+      if (s.name == model->get<std::string>()) found = s;
+    }
+    if (!found) throw ApiError::model_not_found(model->get<std::string>());
+  }
+  if (!found->pipeline) throw ApiError::unavailable("the model '" + found->name + "' is still loading");
+  return *found;
 }
 
 // The OpenAPI document with the served model's limits filled in: its largest token id and the
@@ -117,17 +147,6 @@ std::string OpenAiRoutes::spec() const {
   return spec_.empty() ? std::string(openapi_spec()) : spec_;
 }
 
-std::shared_ptr<ContinuousBatchingPipeline> OpenAiRoutes::pipeline() const {
-  std::lock_guard lock(mutex_);
-  return pipeline_;
-}
-
-std::shared_ptr<ContinuousBatchingPipeline> OpenAiRoutes::ready() const {
-  auto p = pipeline();
-  if (!p) throw ApiError::unavailable("the model is still loading");
-  return p;
-}
-
 Reply OpenAiRoutes::handle(const HttpRequest& request) {
   try {
     const std::string& path = request.path;
@@ -137,10 +156,7 @@ Reply OpenAiRoutes::handle(const HttpRequest& request) {
       return true;
     };
     if (path.rfind("/v1/", 0) == 0) check_api_key(request);
-    if (route("GET", "/health")) {
-      if (!pipeline()) return json_response({{"status", "loading"}}, 503);
-      return json_response({{"status", "ok"}});
-    }
+    if (route("GET", "/health")) return health();
     if (route("GET", "/v1/models")) return models();
     if (route("POST", "/v1/chat/completions")) return completion(Endpoint::kChat, request);
     if (route("POST", "/v1/completions")) return completion(Endpoint::kCompletions, request);
@@ -156,14 +172,6 @@ Reply OpenAiRoutes::handle(const HttpRequest& request) {
   }
 }
 
-void OpenAiRoutes::check_model(const json& body) const {
-  const auto model = body.find("model");
-  if (model == body.end() || model->is_null()) return;
-  if (!model->is_string()) throw ApiError::bad_request("'model' must be a string", "model");
-  if (model->get<std::string>() != options_.served_model_name)
-    throw ApiError::model_not_found(model->get<std::string>());
-}
-
 void OpenAiRoutes::check_api_key(const HttpRequest& request) const {
   if (options_.api_key.empty()) return;
   const std::string given = request.header("authorization");
@@ -173,23 +181,34 @@ void OpenAiRoutes::check_api_key(const HttpRequest& request) const {
   }
 }
 
+HttpResponse OpenAiRoutes::health() const {
+  for (const Served& s : served()) {
+    if (!s.pipeline) return json_response({{"status", "loading"}}, 503);
+  }
+  return json_response({{"status", "ok"}});
+}
+
 HttpResponse OpenAiRoutes::models() const {
-  const auto p = ready();
-  const json model = {{"id", options_.served_model_name},
-                      {"object", "model"},
-                      {"created", started_},
-                      {"owned_by", "kiln"},
-                      {"max_model_len", p->get_max_context_tokens()}};
-  return json_response({{"object", "list"}, {"data", json::array({model})}});
+  json data = json::array();
+  for (const Served& s : served()) {
+    if (!s.pipeline) continue;
+    data.push_back({{"id", s.name},
+                    {"object", "model"},
+                    {"created", started_},
+                    {"owned_by", "kiln"},
+                    {"max_model_len", s.pipeline->get_max_context_tokens()}});
+  }
+  if (data.empty()) throw ApiError::unavailable("the models are still loading");
+  return json_response({{"object", "list"}, {"data", data}});
 }
 
 Reply OpenAiRoutes::completion(Endpoint endpoint, const HttpRequest& request) {
-  const auto p = ready();
   const json body = parse_json_body(request.body);
+  const Served model = target(body);
+  const auto& p = model.pipeline;
   RequestLimits limits = options_.limits;  // max_tokens: at most the context
   const std::int64_t context_tokens = p->get_max_context_tokens();
   if (limits.max_tokens == 0 || limits.max_tokens > context_tokens) limits.max_tokens = context_tokens;
-  check_model(body);
   CompletionRequest r = parse_completion_request(endpoint, body, p->get_config(), limits);
   for (const auto& [id, bias] : r.config.logit_bias) {
     if (!p->get_tokenizer().has_id(id)) {
@@ -219,17 +238,16 @@ Reply OpenAiRoutes::completion(Endpoint endpoint, const HttpRequest& request) {
     }
   }
   JobContext context{.id = (endpoint == Endpoint::kChat ? "chatcmpl-" : "cmpl-") + random_hex(24),
-                     .model = options_.served_model_name,
+                     .model = model.name,
                      .created = unix_seconds(),
                      .tokenizer = p->get_tokenizer(),
-                     .metrics = metrics_};
+                     .metrics = model.metrics};
   return std::make_shared<CompletionJob>(std::move(r), std::move(handles), std::move(echo), std::move(context));
 }
 
 HttpResponse OpenAiRoutes::tokenize(const HttpRequest& request) const {
-  const auto p = ready();
   const json body = parse_json_body(request.body);
-  check_model(body);
+  const auto p = target(body).pipeline;
   const Tokenizer& tokenizer = p->get_tokenizer();
   const auto flag = [&](const char* name) -> std::optional<bool> {
     const auto it = body.find(name);
@@ -261,9 +279,8 @@ HttpResponse OpenAiRoutes::tokenize(const HttpRequest& request) const {
 }
 
 HttpResponse OpenAiRoutes::detokenize(const HttpRequest& request) const {
-  const auto p = ready();
   const json body = parse_json_body(request.body);
-  check_model(body);
+  const auto p = target(body).pipeline;
   const auto tokens = body.find("tokens");
   if (tokens == body.end() || !tokens->is_array()) {
     throw ApiError::bad_request("'tokens' (an array of token ids) is required", "tokens");
@@ -281,10 +298,13 @@ HttpResponse OpenAiRoutes::detokenize(const HttpRequest& request) const {
 }
 
 HttpResponse OpenAiRoutes::metrics() const {
+  std::vector<ModelSample> samples;
+  const std::vector<Served> all = served();
+  for (const Served& s : all)
+    samples.push_back({s.metrics.get(), s.pipeline ? s.pipeline->get_metrics() : PipelineMetrics{}});
   HttpResponse r;
   r.content_type = "text/plain; version=0.0.4";
-  const auto p = pipeline();
-  r.body = metrics_->prometheus(p ? p->get_metrics() : PipelineMetrics{});
+  r.body = prometheus_text(samples);
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -20,9 +21,9 @@
 namespace kiln::server {
 
 struct RouteOptions {
-  std::string served_model_name;
-  std::string api_key;           // "" : no key needed
-  std::int64_t max_waiting = 0;  // requests waiting beyond this get 429 (0: no limit)
+  std::vector<std::string> model_names;  // the served models; a request without `model` needs one
+  std::string api_key;                   // "" : no key needed
+  std::int64_t max_waiting = 0;          // requests waiting beyond this get 429 (0: no limit)
   RequestLimits limits;
 };
 
@@ -30,17 +31,25 @@ class OpenAiRoutes {
  public:
   explicit OpenAiRoutes(RouteOptions options);
 
-  // The loaded pipeline (any thread). Until then /health and the /v1 routes answer 503.
-  void set_pipeline(std::shared_ptr<ContinuousBatchingPipeline> pipeline);
+  // A model of options.model_names, loaded (any thread); null unloads it. Until all are loaded
+  // /health answers 503, and so do requests for a model still loading.
+  void set_pipeline(const std::string& name, std::shared_ptr<ContinuousBatchingPipeline> pipeline);
   Reply handle(const HttpRequest& request);
 
  private:
-  std::shared_ptr<ContinuousBatchingPipeline> pipeline() const;  // null while loading
-  std::shared_ptr<ContinuousBatchingPipeline> ready() const;     // throws 503 while loading
+  struct Served {
+    std::string name;
+    std::shared_ptr<ServerMetrics> metrics;
+    std::shared_ptr<ContinuousBatchingPipeline> pipeline;  // null while loading
+  };
+  std::vector<Served> served() const;  // a copy, under the lock
+  // The model a request body names (the only one when it names none), loaded: 400 for a
+  // `model` that is not a string or missing among several, 404 unknown, 503 still loading.
+  Served target(const nlohmann::json& body) const;
   void check_api_key(const HttpRequest& request) const;
-  void check_model(const nlohmann::json& body) const;  // 400 when not a string, 404 when not ours
   std::string model_spec(const ContinuousBatchingPipeline& pipeline) const;
   std::string spec() const;  // GET /openapi.json
+  HttpResponse health() const;
   HttpResponse models() const;
   Reply completion(Endpoint endpoint, const HttpRequest& request);
   HttpResponse tokenize(const HttpRequest& request) const;
@@ -48,11 +57,10 @@ class OpenAiRoutes {
   HttpResponse metrics() const;
 
   const RouteOptions options_;
-  const std::shared_ptr<ServerMetrics> metrics_;
   const std::int64_t started_;  // Unix seconds: the models' "created"
   mutable std::mutex mutex_;
-  std::shared_ptr<ContinuousBatchingPipeline> pipeline_;
-  std::string spec_;  // model_spec() of pipeline_
+  std::vector<Served> served_;  // in options_.model_names order
+  std::string spec_;            // model_spec() of the first model, once loaded
   std::atomic<std::uint64_t> next_request_id_{1};
 };
 

@@ -9,7 +9,10 @@
 namespace kiln::server {
 
 void serve(const ServeOptions& options) {
-  OpenAiRoutes routes(options.routes);
+  RouteOptions route_options = options.routes;
+  route_options.model_names.clear();
+  for (const ServedModelOptions& m : options.models) route_options.model_names.push_back(m.name);
+  OpenAiRoutes routes(route_options);
   HttpServer http(options.http, [&routes](const HttpRequest& request) { return routes.handle(request); });
   const std::uint16_t port = http.listen();
   http.stop_on_signals();
@@ -18,9 +21,11 @@ void serve(const ServeOptions& options) {
   std::exception_ptr load_error;
   std::thread loader([&] {
     try {
-      routes.set_pipeline(std::make_shared<ContinuousBatchingPipeline>(options.model_dir, options.scheduler,
-                                                                       options.device, options.properties));
-      if (options.on_ready) options.on_ready();
+      for (const ServedModelOptions& m : options.models) {
+        routes.set_pipeline(m.name,
+                            std::make_shared<ContinuousBatchingPipeline>(m.dir, m.scheduler, m.device, m.properties));
+        if (options.on_ready) options.on_ready(m.name);
+      }
     } catch (...) {
       load_error = std::current_exception();
       http.stop();
@@ -28,7 +33,8 @@ void serve(const ServeOptions& options) {
   });
   http.run();
   loader.join();
-  routes.set_pipeline(nullptr);  // the engine stops; requests still in flight end as cancelled
+  // The engines stop; requests still in flight end as cancelled.
+  for (const ServedModelOptions& m : options.models) routes.set_pipeline(m.name, nullptr);
   if (load_error) std::rethrow_exception(load_error);
 }
 

@@ -1,5 +1,5 @@
-// `kiln serve` as a library call: listen at once (so /health answers 503 while the model loads),
-// load the model on a second thread, serve until SIGINT or SIGTERM, then drain.
+// `kiln serve` as a library call: listen at once (so /health answers 503 while the models load),
+// load them on a second thread, serve until SIGINT or SIGTERM, then drain.
 #pragma once
 
 #include <cstdint>
@@ -11,19 +11,17 @@
 #include "kiln/scheduler_config.hpp"
 #include "server/http_server.hpp"
 #include "server/openai_routes.hpp"
+#include "server/serve_config.hpp"
 
 namespace kiln::server {
 
 struct ServeOptions {
-  std::filesystem::path model_dir;
-  std::string device = "CPU";
-  SchedulerConfig scheduler;
-  PipelineProperties properties;
+  std::vector<ServedModelOptions> models;  // loaded in order; the routes' model names are theirs
   HttpServerOptions http;
   RouteOptions routes;
   // Called once the socket listens, with its port (the one chosen when http.port is 0).
   std::function<void(std::uint16_t port)> on_listening;
-  std::function<void()> on_ready;  // called once the model has loaded
+  std::function<void(const std::string& name)> on_ready;  // called as each model has loaded
 };
 
 // Returns after a drain. Throws kiln::Error when the address cannot be bound or the model does

@@ -19,12 +19,15 @@ using json = nlohmann::json;
 using namespace std::chrono_literals;
 
 struct Fixture {
-  Fixture() : golden(testing::load_golden_checkpoint("llama3_tiny")), routes({.served_model_name = "tiny"}) {
+  Fixture() : golden(testing::load_golden_checkpoint("llama3_tiny")), routes({.model_names = {"tiny"}}) {
+    pipeline = load(golden.dir);
+    routes.set_pipeline("tiny", pipeline);
+  }
+  static std::shared_ptr<ContinuousBatchingPipeline> load(const std::filesystem::path& dir) {
     PipelineProperties properties;
     properties.context_tokens = 128;
     properties.kv_cache_sequences = 4;
-    pipeline = std::make_shared<ContinuousBatchingPipeline>(golden.dir, SchedulerConfig{}, "REFERENCE", properties);
-    routes.set_pipeline(pipeline);
+    return std::make_shared<ContinuousBatchingPipeline>(dir, SchedulerConfig{}, "REFERENCE", properties);
   }
   std::string greedy_text(std::size_t prompt, std::size_t n) const {
     const auto& ids = golden.prompts[prompt].greedy_ids;
@@ -158,6 +161,39 @@ TEST(OpenAiRoutes, BadRequestsNeverReachTheEngine) {
   EXPECT_EQ(status("/v1/completions", {{"prompt", "x"}, {"logit_bias", {{"99999", 1}}}}), 400);
   EXPECT_EQ(status("/v1/completions", {{"prompt", "x"}, {"max_tokens", 129}}), 400);
   EXPECT_FALSE(f.pipeline->has_non_finished_requests());
+}
+
+TEST(OpenAiRoutes, SeveralModelsEachWithItsOwnPipeline) {
+  const auto llama3 = testing::load_golden_checkpoint("llama3_tiny");
+  const auto llama2 = testing::load_golden_checkpoint("llama2_tiny");
+  OpenAiRoutes routes({.model_names = {"three", "two"}});
+  const auto body = [](const std::string& model, const std::vector<std::int32_t>& ids) {
+    return json{{"model", model}, {"prompt", ids}, {"max_tokens", 4}, {"temperature", 0}, {"ignore_eos", true}}.dump();
+  };
+  const auto status = [&](const std::string& b) {
+    const Reply r = routes.handle({.method = "POST", .path = "/v1/completions", .headers = {}, .body = b});
+    return std::holds_alternative<HttpResponse>(r) ? std::get<HttpResponse>(r).status : 200;
+  };
+  EXPECT_EQ(status(body("two", llama2.prompts[0].ids)), 503);  // still loading
+  auto three = Fixture::load(llama3.dir);
+  auto two = Fixture::load(llama2.dir);
+  routes.set_pipeline("three", three);
+  routes.set_pipeline("two", two);
+  for (const auto& [name, golden, pipe] : {std::tuple{"three", &llama3, three}, std::tuple{"two", &llama2, two}}) {
+    const Reply r = routes.handle(
+        {.method = "POST", .path = "/v1/completions", .headers = {}, .body = body(name, golden->prompts[0].ids)});
+    Poller poller(pending_of(r));
+    const Progress done = poller.run();
+    ASSERT_TRUE(done.response);
+    const auto& ids = golden->prompts[0].greedy_ids;
+    EXPECT_EQ(json::parse(done.response->body)["choices"][0]["text"],
+              pipe->get_tokenizer().decode(std::vector<std::int32_t>(ids.begin(), ids.begin() + 4)))
+        << name;
+  }
+  const json unnamed = {{"prompt", "x"}};
+  EXPECT_EQ(status(unnamed.dump()), 400);  // several served: model is required
+  const Reply listed = routes.handle({.method = "GET", .path = "/v1/models", .headers = {}, .body = ""});
+  EXPECT_EQ(json::parse(std::get<HttpResponse>(listed).body)["data"].size(), 2u);
 }
 
 }  // namespace

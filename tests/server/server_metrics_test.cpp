@@ -15,8 +15,7 @@ TEST(ServerMetrics, HistogramBucketsAreCumulative) {
   Histogram h({0.1, 1.0});
   for (double v : {0.05, 0.1, 0.5, 3.0}) h.observe(v);
   std::string out;
-  h.write(out, "x", "help", "a=\"b\"");
-  EXPECT_TRUE(has_line(out, "# TYPE x histogram")) << out;
+  h.write_samples(out, "x", "a=\"b\"");
   EXPECT_TRUE(has_line(out, "x_bucket{a=\"b\",le=\"0.1\"} 2")) << out;  // le is inclusive
   EXPECT_TRUE(has_line(out, "x_bucket{a=\"b\",le=\"1\"} 3")) << out;
   EXPECT_TRUE(has_line(out, "x_bucket{a=\"b\",le=\"+Inf\"} 4")) << out;
@@ -39,7 +38,8 @@ TEST(ServerMetrics, EngineGaugesUnderKilnAndVllmNames) {
   engine.waiting_requests = 2;
   engine.cache_usage = 25.0;  // percent in PipelineMetrics, a fraction in Prometheus
   engine.prefix_cache_hits = 64;
-  const std::string text = metrics.prometheus(engine);
+  const ModelSample sample{&metrics, engine};
+  const std::string text = prometheus_text({&sample, 1});
   for (const char* prefix : {"kiln", "vllm"}) {
     const std::string p = prefix;
     EXPECT_TRUE(has_line(text, p + ":num_requests_running{model_name=\"tiny\"} 3")) << text;
@@ -55,6 +55,24 @@ TEST(ServerMetrics, EngineGaugesUnderKilnAndVllmNames) {
   EXPECT_TRUE(has_line(text, "kiln:spec_decode_num_accepted_tokens_total{model_name=\"tiny\"} 7")) << text;
   EXPECT_TRUE(has_line(text, "kiln:inter_token_latency_seconds_count{model_name=\"tiny\"} 2")) << text;
   EXPECT_TRUE(has_line(text, "kiln:e2e_request_latency_seconds_sum{model_name=\"tiny\"} 1")) << text;
+}
+
+TEST(ServerMetrics, SeveralModelsShareEachFamilyHeader) {
+  ServerMetrics a("a"), b("b");
+  PipelineMetrics busy;
+  busy.scheduled_requests = 5;
+  const std::vector<ModelSample> samples = {{&a, busy}, {&b, {}}};
+  const std::string text = prometheus_text(samples);
+  EXPECT_TRUE(has_line(text, "kiln:num_requests_running{model_name=\"a\"} 5")) << text;
+  EXPECT_TRUE(has_line(text, "kiln:num_requests_running{model_name=\"b\"} 0")) << text;
+  // The exposition format allows one HELP and TYPE per family.
+  std::size_t headers = 0;
+  for (std::size_t at = 0; (at = text.find("# TYPE kiln:time_to_first_token_seconds ", at)) != std::string::npos;
+       ++at) {
+    ++headers;
+  }
+  EXPECT_EQ(headers, 1u);
+  EXPECT_TRUE(has_line(text, "kiln:time_to_first_token_seconds_count{model_name=\"b\"} 0")) << text;
 }
 
 }  // namespace

@@ -1,0 +1,65 @@
+// Oracle: the documented --config format (serve_config.hpp): fields map onto the scheduler and
+// pipeline, relative paths resolve against the file, and every mistake names file and field.
+#include "server/serve_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "support/test_support.hpp"
+
+namespace kiln::server {
+namespace {
+
+std::filesystem::path write(const testing::TempDir& dir, const std::string& text) {
+  const auto path = dir.path() / "models.json";
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ServeConfig, ReadsEveryField) {
+  testing::TempDir dir;
+  const auto path = write(dir, R"({"models": [
+    {"name": "a", "model": "m1", "device": "REFERENCE", "draft": "d", "context": 1024, "max_num_seqs": 8,
+     "max_num_batched_tokens": 512, "cache_size": 2, "num_kv_blocks": 100, "enable_prefix_caching": false,
+     "properties": {"KV_CACHE_PRECISION": "u8"}},
+    {"name": "b", "model": "/abs/m2"}]})");
+  const auto models = read_models_config(path);
+  ASSERT_EQ(models.size(), 2u);
+  const ServedModelOptions& a = models[0];
+  EXPECT_EQ(a.name, "a");
+  EXPECT_EQ(a.dir, dir.path() / "m1");
+  EXPECT_EQ(a.device, "REFERENCE");
+  ASSERT_TRUE(a.properties.draft);
+  EXPECT_EQ(a.properties.draft->dir, dir.path() / "d");
+  EXPECT_EQ(a.properties.context_tokens, 1024);
+  EXPECT_EQ(a.scheduler.max_num_seqs, 8);
+  EXPECT_EQ(a.scheduler.max_num_batched_tokens, 512);
+  EXPECT_EQ(a.scheduler.cache_size, 2u);
+  EXPECT_EQ(a.scheduler.num_kv_blocks, 100);
+  EXPECT_FALSE(a.scheduler.enable_prefix_caching);
+  EXPECT_EQ(a.properties.device_properties.at("KV_CACHE_PRECISION"), "u8");
+  EXPECT_EQ(models[1].dir, "/abs/m2");
+  EXPECT_EQ(models[1].device, "CPU");
+  EXPECT_TRUE(models[1].scheduler.enable_prefix_caching);
+}
+
+TEST(ServeConfig, MistakesNameFileAndField) {
+  testing::TempDir dir;
+  const auto bad = [&](const std::string& text, const char* part) {
+    EXPECT_KILN_ERROR(read_models_config(write(dir, text)), part);
+  };
+  bad(R"({"models": []})", "models");
+  bad(R"([1])", "models");
+  bad(R"({"models": [{"model": "m"}]})", "name");
+  bad(R"({"models": [{"name": "a"}]})", "model");
+  bad(R"({"models": [{"name": "a", "model": "m", "contxt": 5}]})", "contxt");
+  bad(R"({"models": [{"name": "a", "model": "m", "max_num_seqs": 0}]})", "max_num_seqs");
+  bad(R"({"models": [{"name": "a", "model": "m", "context": "long"}]})", "context");
+  bad(R"({"models": [{"name": "a", "model": "m"}, {"name": "a", "model": "n"}]})", "served twice");
+  bad(R"({"models": [{"name": "a", "model": "m", "properties": {"X": 1}}]})", "properties");
+  EXPECT_KILN_ERROR(read_models_config(dir.path() / "missing.json"), "missing.json");
+}
+
+}  // namespace
+}  // namespace kiln::server
