@@ -28,6 +28,7 @@ struct ServeFlags {
   std::int64_t drain_timeout_s = 30;
   std::int64_t request_timeout_s = 0;
   std::vector<std::string> allowed_origins;
+  std::string reasoning_parser;
   SchedulerConfig scheduler;
   bool no_prefix_caching = false;
 };
@@ -67,6 +68,7 @@ void run(const ServeFlags& f) {
   o.routes.api_key = f.api_key_file.empty() ? f.api_key : read_key_file(f.api_key_file);
   o.routes.max_waiting = f.max_waiting;
   o.routes.limits.max_tokens = f.max_tokens_limit;
+  o.routes.split_reasoning = !f.reasoning_parser.empty();
   std::string names;
   for (const auto& m : o.models) names += (names.empty() ? "" : ", ") + m.name;
   o.on_listening = [&](std::uint16_t port) {
@@ -115,6 +117,9 @@ void register_serve_command(CLI::App& app) {
       ->check(at_least(0));
   cmd->add_option("--allowed-origins", f->allowed_origins,
                   "Browser origins allowed to call the API (CORS), or *; repeatable (default: CORS off)");
+  cmd->add_option("--reasoning-parser", f->reasoning_parser,
+                  "Split <think> reasoning out of chat answers into reasoning_content (vLLM's names accepted)")
+      ->check(CLI::IsMember({"think", "deepseek_r1", "qwen3"}));
   cmd->add_option("--max-num-seqs", f->scheduler.max_num_seqs, "Sequences one engine step may run")
       ->capture_default_str()
       ->check(at_least(1));

@@ -25,7 +25,11 @@ CompletionJob::CompletionJob(CompletionRequest request, std::vector<GenerationHa
       echo_texts_(std::move(echo_texts)),
       context_(std::move(context)),
       n_(static_cast<std::size_t>(request_.n)),
-      choices_(handles_.size() * n_) {}
+      choices_(handles_.size() * n_) {
+  if (context_.reasoning_starts_open && chat()) {
+    for (Choice& c : choices_) c.splitter.emplace(*context_.reasoning_starts_open);
+  }
+}
 
 CompletionJob::~CompletionJob() {
   // The handles cancel what still runs when they go; the wakeup must not outlive this job.
@@ -124,8 +128,18 @@ void CompletionJob::collect(std::string& chunk) {
 
 void CompletionJob::add_output(std::size_t index, const GenerationOutput& delta, std::string& chunk) {
   Choice& c = choices_[index];
-  if (request_.stream) chunk += choice_chunk(index, delta);
-  c.text += delta.text;
+  SplitText part{{}, delta.text};
+  if (c.splitter) {
+    part = c.splitter->push(delta.text);
+    if (delta.finish_reason != GenerationFinishReason::NONE) {
+      const SplitText rest = c.splitter->flush();
+      part.reasoning += rest.reasoning;
+      part.content += rest.content;
+    }
+  }
+  if (request_.stream) chunk += choice_chunk(index, part, delta.logprobs);
+  c.text += part.content;
+  c.reasoning += part.reasoning;
   c.logprobs.insert(c.logprobs.end(), delta.logprobs.begin(), delta.logprobs.end());
   c.tokens += static_cast<std::int64_t>(delta.generated_ids.size());
   if (delta.finish_reason != GenerationFinishReason::NONE) c.finish = delta.finish_reason;
@@ -156,7 +170,8 @@ json CompletionJob::chunk_base() const {
   return base;
 }
 
-std::string CompletionJob::choice_chunk(std::size_t index, const GenerationOutput& delta) {
+std::string CompletionJob::choice_chunk(std::size_t index, const SplitText& text,
+                                        std::span<const TokenLogprob> logprobs) {
   Choice& c = choices_[index];
   std::string out;
   json choice = {{"index", index}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
@@ -168,25 +183,22 @@ std::string CompletionJob::choice_chunk(std::size_t index, const GenerationOutpu
       first["choices"] = json::array({choice});
       out += sse_event(first);
     }
-    if (delta.text.empty() && delta.logprobs.empty()) return out;
-    choice["delta"] = {{"content", delta.text}};
-    if (request_.logprobs)
-      choice["logprobs"] = chat_logprobs(delta.logprobs, request_.top_logprobs, context_.tokenizer);
+    if (text.content.empty() && text.reasoning.empty() && logprobs.empty()) return out;
+    choice["delta"] = json::object();
+    if (!text.reasoning.empty()) choice["delta"]["reasoning_content"] = text.reasoning;
+    if (!text.content.empty() || text.reasoning.empty()) choice["delta"]["content"] = text.content;
+    if (request_.logprobs) choice["logprobs"] = chat_logprobs(logprobs, request_.top_logprobs, context_.tokenizer);
   } else {
-    std::string text = delta.text;
-    std::size_t offset = c.text.size();
+    std::string piece = text.content;
+    std::size_t offset = c.text.size() + echo_texts_[index / n_].size();
     if (!c.started) {
       c.started = true;
-      const std::string& echo = echo_texts_[index / n_];
-      text = echo + text;
-      offset += echo.size();
-    } else {
-      offset += echo_texts_[index / n_].size();
+      piece = echo_texts_[index / n_] + piece;
     }
-    if (text.empty() && delta.logprobs.empty()) return out;
-    choice["text"] = text;
+    if (piece.empty() && logprobs.empty()) return out;
+    choice["text"] = piece;
     if (request_.logprobs) {
-      choice["logprobs"] = completion_logprobs(delta.logprobs, request_.top_logprobs, context_.tokenizer, offset);
+      choice["logprobs"] = completion_logprobs(logprobs, request_.top_logprobs, context_.tokenizer, offset);
     }
   }
   json event = chunk_base();
@@ -226,6 +238,7 @@ HttpResponse CompletionJob::whole_response() const {
     json choice = {{"index", i}, {"logprobs", nullptr}, {"finish_reason", finish_reason_name(c.finish)}};
     if (chat()) {
       choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+      if (c.splitter) choice["message"]["reasoning_content"] = c.reasoning;
       if (request_.logprobs) choice["logprobs"] = chat_logprobs(c.logprobs, request_.top_logprobs, context_.tokenizer);
     } else {
       const std::string& echo = echo_texts_[i / n_];

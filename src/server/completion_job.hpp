@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "kiln/tokenizer.hpp"
 #include "server/http_message.hpp"
 #include "server/openai_request.hpp"
+#include "server/reasoning_splitter.hpp"
 #include "server/server_metrics.hpp"
 
 namespace kiln::server {
@@ -26,6 +29,9 @@ struct JobContext {
   std::int64_t created = 0;  // Unix seconds
   Tokenizer tokenizer;
   std::shared_ptr<ServerMetrics> metrics;
+  // Chat with a reasoning parser: split <think> blocks into reasoning_content; true when the
+  // prompt itself opened one. nullopt: no split.
+  std::optional<bool> reasoning_starts_open;
 };
 
 class CompletionJob final : public PendingResponse {
@@ -44,6 +50,8 @@ class CompletionJob final : public PendingResponse {
  private:
   struct Choice {
     std::string text;
+    std::string reasoning;  // with a reasoning parser
+    std::optional<ReasoningSplitter> splitter;
     std::vector<TokenLogprob> logprobs;
     std::int64_t tokens = 0;
     GenerationFinishReason finish = GenerationFinishReason::NONE;
@@ -57,7 +65,7 @@ class CompletionJob final : public PendingResponse {
   bool all_ended() const;
   void finish();  // once every handle ended: records metrics, notes failure
   nlohmann::json chunk_base() const;
-  std::string choice_chunk(std::size_t index, const GenerationOutput& delta);
+  std::string choice_chunk(std::size_t index, const SplitText& text, std::span<const TokenLogprob> logprobs);
   std::string close_chunk(std::size_t index);
   HttpResponse whole_response() const;
   std::int64_t prompt_tokens() const;

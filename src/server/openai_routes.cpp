@@ -1,5 +1,6 @@
 #include "server/openai_routes.hpp"
 
+#include <cctype>
 #include <chrono>
 #include <limits>
 #include <optional>
@@ -241,7 +242,14 @@ Reply OpenAiRoutes::completion(Endpoint endpoint, const HttpRequest& request) {
                      .model = model.name,
                      .created = unix_seconds(),
                      .tokenizer = p->get_tokenizer(),
-                     .metrics = model.metrics};
+                     .metrics = model.metrics,
+                     .reasoning_starts_open = std::nullopt};
+  if (options_.split_reasoning && endpoint == Endpoint::kChat) {
+    // A template that ends its generation prompt in <think> (DeepSeek-R1's) opens the block.
+    std::string prompt = p->get_tokenizer().apply_chat_template(r.messages, true);
+    while (!prompt.empty() && std::isspace(static_cast<unsigned char>(prompt.back()))) prompt.pop_back();
+    context.reasoning_starts_open = prompt.ends_with("<think>");
+  }
   return std::make_shared<CompletionJob>(std::move(r), std::move(handles), std::move(echo), std::move(context));
 }
 

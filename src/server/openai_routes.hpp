@@ -25,6 +25,8 @@ struct RouteOptions {
   std::string api_key;                   // "" : no key needed
   std::int64_t max_waiting = 0;          // requests waiting beyond this get 429 (0: no limit)
   RequestLimits limits;
+  // Chat answers split <think> blocks into reasoning_content (vLLM's --reasoning-parser).
+  bool split_reasoning = false;
 };
 
 class OpenAiRoutes {
