@@ -164,7 +164,10 @@ class HttpServer::Impl {
       tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(use_awaitable, ec));
       if (ec) {
         if (draining_) co_return;
+        // Out of file descriptors (or the like): wait a moment instead of spinning on the error.
         spdlog::warn("serve: accept failed: {}", ec.message());
+        asio::steady_timer pause(io_, std::chrono::milliseconds(100));
+        co_await pause.async_wait(asio::redirect_error(use_awaitable, ec));
         continue;
       }
       socket.set_option(tcp::no_delay(true), ec);
