@@ -7,15 +7,17 @@ GenerationChannel::GenerationChannel(std::uint64_t request_id, std::weak_ptr<Req
 
 void GenerationChannel::append(std::size_t index, std::span<const std::int32_t> ids,
                                std::span<const TokenLogprob> logprobs, std::string_view text) {
+  std::shared_ptr<const std::function<void()>> callback;
   {
     std::lock_guard lock(mutex_);
+    callback = on_change_;
     GenerationOutput& o = output(index);
     o.generated_ids.insert(o.generated_ids.end(), ids.begin(), ids.end());
     o.logprobs.insert(o.logprobs.end(), logprobs.begin(), logprobs.end());
     o.text.append(text);
     if (first_output_ms_ == 0 && !ids.empty()) first_output_ms_ = created_.elapsed_ms();
   }
-  notify_changed();
+  notify_changed(callback);
 }
 
 void GenerationChannel::finish_sequence(std::size_t index, GenerationFinishReason reason, float score) {
@@ -34,13 +36,15 @@ GenerationOutput& GenerationChannel::output(std::size_t index) {
 }
 
 void GenerationChannel::replace(std::vector<GenerationOutput> outputs) {
+  std::shared_ptr<const std::function<void()>> callback;
   {
     std::lock_guard lock(mutex_);
+    callback = on_change_;
     outputs_ = std::move(outputs);
     read_.assign(outputs_.size(), Cursor{});
     if (first_output_ms_ == 0) first_output_ms_ = created_.elapsed_ms();
   }
-  notify_changed();
+  notify_changed(callback);
 }
 
 void GenerationChannel::note_first_token() {
@@ -49,9 +53,11 @@ void GenerationChannel::note_first_token() {
 }
 
 void GenerationChannel::end(GenerationStatus status, std::string error, PerfMetrics metrics) {
+  std::shared_ptr<const std::function<void()>> callback;
   {
     std::lock_guard lock(mutex_);
     if (status_ != GenerationStatus::RUNNING) return;
+    callback = on_change_;
     status_ = status;
     error_ = std::move(error);
     const double duration_ms = created_.elapsed_ms();
@@ -63,27 +69,23 @@ void GenerationChannel::end(GenerationStatus status, std::string error, PerfMetr
     raw.throughputs.push_back(duration_ms > 0 ? generated * 1000.0 / duration_ms : 0.0);
     metrics_ = std::move(metrics);
   }
-  notify_changed();
+  notify_changed(callback);
 }
 
-void GenerationChannel::notify_changed() {
+void GenerationChannel::notify_changed(const std::shared_ptr<const std::function<void()>>& callback) {
   changed_.notify_all();
-  std::function<void()> callback;
-  {
-    std::lock_guard lock(mutex_);
-    callback = on_change_;
-  }
-  if (callback) callback();
+  if (callback) (*callback)();
 }
 
 void GenerationChannel::set_on_change(std::function<void()> callback) {
+  auto shared = callback ? std::make_shared<const std::function<void()>>(std::move(callback)) : nullptr;
   bool now = false;
   {
     std::lock_guard lock(mutex_);
-    on_change_ = callback;
+    on_change_ = shared;
     now = has_unread() || status_ != GenerationStatus::RUNNING;
   }
-  if (now && callback) callback();
+  if (now && shared) (*shared)();
 }
 
 GenerationStatus GenerationChannel::status() const {

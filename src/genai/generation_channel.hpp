@@ -73,17 +73,18 @@ class GenerationChannel {
     std::size_t text_bytes = 0;
     bool end_reported = false;  // the sequence's finish reason was returned once
   };
-  bool has_unread() const;                      // mutex_ held
-  void notify_changed();                        // mutex_ not held: wakes readers, runs on_change_
+  bool has_unread() const;  // mutex_ held
+  // mutex_ not held: wakes readers and runs `callback` (on_change_ as copied under the lock).
+  void notify_changed(const std::shared_ptr<const std::function<void()>>& callback);
   GenerationOutput& output(std::size_t index);  // mutex_ held; grows the sequences as needed
 
   const std::uint64_t request_id_;
   const std::weak_ptr<RequestControl> control_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::function<void()> on_change_;
-  std::vector<GenerationOutput> outputs_;  // [sequences] everything produced so far
-  std::vector<Cursor> read_;               // [sequences] how much of it read() has returned
+  std::shared_ptr<const std::function<void()>> on_change_;  // shared: a copy is one count, not an allocation
+  std::vector<GenerationOutput> outputs_;                   // [sequences] everything produced so far
+  std::vector<Cursor> read_;                                // [sequences] how much of it read() has returned
   GenerationStatus status_ = GenerationStatus::RUNNING;
   std::string error_;
   const Stopwatch created_;
