@@ -253,3 +253,17 @@ class KilnCli:
 @pytest.fixture(scope="session")
 def kiln_cli():
     return KilnCli(kiln_binary())
+
+
+# The default server's clients, shared by a test module.
+@pytest.fixture(scope="module")
+def client(server):
+    c = server.client()
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def http(server):
+    with server.http() as c:
+        yield c

@@ -45,7 +45,7 @@ class FakeStream : public PendingResponse {
   void abandon() override { abandoned = true; }
   Progress expire() override {
     expired = true;
-    return {.chunk = "data: expired\n\n", .done = true};
+    return {.chunk = "data: expired\n\n", .response = std::nullopt, .done = true};
   }
   void push(std::string chunk, bool end = false) {
     std::function<void()> wake;
