@@ -4,7 +4,6 @@
 #include <chrono>
 #include <limits>
 #include <optional>
-#include <random>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,6 +13,7 @@
 #include "server/completion_job.hpp"
 #include "server/openai_response.hpp"
 #include "server/openapi_spec.hpp"
+#include "server/random_id.hpp"
 #include "util/error.hpp"
 
 namespace kiln::server {
@@ -23,13 +23,6 @@ using json = nlohmann::json;
 
 std::int64_t unix_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string random_hex(std::size_t digits) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string out;
-  while (out.size() < digits) out += fmt::format("{:016x}", rng());
-  return out.substr(0, digits);
 }
 
 HttpResponse json_response(const json& body, int status = 200) {

@@ -1,18 +1,12 @@
 #include "server/reasoning_splitter.hpp"
 
+#include "server/literal_match.hpp"
+
 namespace kiln::server {
 namespace {
 
 constexpr std::string_view kOpen = "<think>";
 constexpr std::string_view kClose = "</think>";
-
-// The length of the longest suffix of `text` that is a proper prefix of `tag`.
-std::size_t partial_tag(std::string_view text, std::string_view tag) {
-  for (std::size_t n = std::min(text.size(), tag.size() - 1); n > 0; --n) {
-    if (text.substr(text.size() - n) == tag.substr(0, n)) return n;
-  }
-  return 0;
-}
 
 }  // namespace
 
@@ -25,7 +19,7 @@ SplitText ReasoningSplitter::push(std::string_view piece) {
     std::string& target = in_reasoning_ ? out.reasoning : out.content;
     const std::size_t at = text.find(tag);
     if (at == std::string::npos) {
-      const std::size_t keep = partial_tag(text, tag);
+      const std::size_t keep = partial_marker_length(text, tag);
       target += text.substr(0, text.size() - keep);
       held_ = text.substr(text.size() - keep);
       return out;
