@@ -38,6 +38,9 @@ struct KILN_API GenerationConfig {
   // from the output unless include_stop_str_in_output.
   std::set<std::string> stop_strings;
   bool include_stop_str_in_output = false;
+  // The output text leaves special tokens out (as OpenVINO GenAI's streamers and vLLM do);
+  // false keeps them, for parsers that look for markers such as Mistral's [TOOL_CALLS].
+  bool skip_special_tokens = true;
 
   // Sampling. do_sample=false is greedy decoding.
   bool do_sample = false;

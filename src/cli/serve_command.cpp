@@ -29,6 +29,7 @@ struct ServeFlags {
   std::int64_t request_timeout_s = 0;
   std::vector<std::string> allowed_origins;
   std::string reasoning_parser;
+  std::string tool_call_parser;
   SchedulerConfig scheduler;
   bool no_prefix_caching = false;
 };
@@ -69,6 +70,7 @@ void run(const ServeFlags& f) {
   o.routes.max_waiting = f.max_waiting;
   o.routes.limits.max_tokens = f.max_tokens_limit;
   o.routes.split_reasoning = !f.reasoning_parser.empty();
+  if (!f.tool_call_parser.empty()) o.routes.tool_call_format = server::tool_call_format(f.tool_call_parser);
   std::string names;
   for (const auto& m : o.models) names += (names.empty() ? "" : ", ") + m.name;
   o.on_listening = [&](std::uint16_t port) {
@@ -120,6 +122,10 @@ void register_serve_command(CLI::App& app) {
   cmd->add_option("--reasoning-parser", f->reasoning_parser,
                   "Split <think> reasoning out of chat answers into reasoning_content (vLLM's names accepted)")
       ->check(CLI::IsMember({"think", "deepseek_r1", "qwen3"}));
+  cmd->add_option("--tool-call-parser", f->tool_call_parser,
+                  "Read tool calls out of chat answers in this model family's format (vLLM's names); without it "
+                  "requests with tools are refused")
+      ->check(CLI::IsMember({"hermes", "llama3_json", "mistral"}));
   cmd->add_option("--max-num-seqs", f->scheduler.max_num_seqs, "Sequences one engine step may run")
       ->capture_default_str()
       ->check(at_least(1));

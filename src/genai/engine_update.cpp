@@ -11,7 +11,8 @@
 namespace kiln::genai {
 std::unique_ptr<TextStream> Engine::make_text_stream(const GenerationConfig& config) const {
   if (tokenizer_ == nullptr) return nullptr;
-  return std::make_unique<TextStream>(*tokenizer_, config.stop_strings, config.include_stop_str_in_output);
+  return std::make_unique<TextStream>(*tokenizer_, config.stop_strings, config.include_stop_str_in_output,
+                                      config.skip_special_tokens);
 }
 
 void Engine::update_request(RequestState& r) {

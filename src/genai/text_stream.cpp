@@ -9,8 +9,10 @@ bool is_utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0
 
 }  // namespace
 
-TextStream::TextStream(const Tokenizer& tokenizer, const std::set<std::string>& stop_strings, bool include_stop_string)
-    : detokenizer_(tokenizer, DecodeOptions{.skip_special_tokens = true, .clean_up_tokenization_spaces = std::nullopt}),
+TextStream::TextStream(const Tokenizer& tokenizer, const std::set<std::string>& stop_strings, bool include_stop_string,
+                       bool skip_special_tokens)
+    : detokenizer_(tokenizer, DecodeOptions{.skip_special_tokens = skip_special_tokens,
+                                            .clean_up_tokenization_spaces = std::nullopt}),
       stop_strings_(stop_strings.begin(), stop_strings.end()),
       include_stop_string_(include_stop_string) {}
 

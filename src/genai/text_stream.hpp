@@ -15,8 +15,9 @@ namespace kiln::genai {
 
 class TextStream {
  public:
-  // Special tokens are skipped (they are not text), as OpenVINO GenAI's streamers do.
-  TextStream(const Tokenizer& tokenizer, const std::set<std::string>& stop_strings, bool include_stop_string);
+  // Special tokens are skipped (they are not text) unless `skip_special_tokens` is false.
+  TextStream(const Tokenizer& tokenizer, const std::set<std::string>& stop_strings, bool include_stop_string,
+             bool skip_special_tokens = true);
 
   struct Delta {
     std::string text;      // safe to show now

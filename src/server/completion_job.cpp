@@ -1,6 +1,7 @@
 #include "server/completion_job.hpp"
 
 #include <chrono>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,19 @@ namespace {
 // A stream ends in error as vLLM's do: an event holding the OpenAI error object.
 std::string error_event(const ApiError& error) { return "data: " + error.to_json() + "\n\n"; }
 
+void append(ParsedOutput& into, ParsedOutput more) {
+  into.content += more.content;
+  for (ToolCallDelta& d : more.calls) into.calls.push_back(std::move(d));
+}
+
+// A delta as OpenAI streams it: a call's first says its id, type and name.
+json tool_call_delta(const ToolCallDelta& d) {
+  json function = {{"arguments", d.arguments}};
+  if (d.name.empty()) return {{"index", d.index}, {"function", function}};
+  function = {{"name", d.name}, {"arguments", d.arguments}};
+  return {{"index", d.index}, {"id", d.id}, {"type", "function"}, {"function", function}};
+}
+
 }  // namespace
 
 CompletionJob::CompletionJob(CompletionRequest request, std::vector<GenerationHandle> handles,
@@ -28,6 +42,12 @@ CompletionJob::CompletionJob(CompletionRequest request, std::vector<GenerationHa
       choices_(handles_.size() * n_) {
   if (context_.reasoning_starts_open && chat()) {
     for (Choice& c : choices_) c.splitter.emplace(*context_.reasoning_starts_open);
+  }
+  if (context_.tools && chat()) {
+    for (Choice& c : choices_) {
+      c.tool_parser = make_tool_call_parser(context_.tools->format, context_.tools->single_call);
+      c.prefilled = c.tool_parser->push(context_.tools->prefill);
+    }
   }
 }
 
@@ -137,13 +157,33 @@ void CompletionJob::add_output(std::size_t index, const GenerationOutput& delta,
       part.content += rest.content;
     }
   }
-  if (request_.stream) chunk += choice_chunk(index, part, delta.logprobs);
+  const bool last = delta.finish_reason != GenerationFinishReason::NONE;
+  ParsedOutput parsed = parse_tools(c, std::move(part.content), last);
+  part.content = std::move(parsed.content);
+  for (const ToolCallDelta& d : parsed.calls) {
+    if (!d.name.empty()) c.calls.push_back({d.id, d.name, {}});
+    c.calls[d.index].arguments += d.arguments;
+  }
+  if (request_.stream) chunk += choice_chunk(index, part, parsed.calls, delta.logprobs);
   c.text += part.content;
   c.reasoning += part.reasoning;
   c.logprobs.insert(c.logprobs.end(), delta.logprobs.begin(), delta.logprobs.end());
   c.tokens += static_cast<std::int64_t>(delta.generated_ids.size());
   if (delta.finish_reason != GenerationFinishReason::NONE) c.finish = delta.finish_reason;
   if (request_.stream && c.finish != GenerationFinishReason::NONE && !c.closed) chunk += close_chunk(index);
+}
+
+ParsedOutput CompletionJob::parse_tools(Choice& c, std::string content, bool last) {
+  if (!c.tool_parser) return {std::move(content), {}};
+  ParsedOutput parsed = std::exchange(c.prefilled, {});
+  append(parsed, c.tool_parser->push(content));
+  if (last) append(parsed, c.tool_parser->finish());
+  return parsed;
+}
+
+std::string CompletionJob::finish_reason(const Choice& c) const {
+  const bool called = !c.calls.empty() && c.finish == GenerationFinishReason::STOP;
+  return called && !context_.tools->named ? "tool_calls" : finish_reason_name(c.finish);
 }
 
 void CompletionJob::finish() {
@@ -170,7 +210,7 @@ json CompletionJob::chunk_base() const {
   return base;
 }
 
-std::string CompletionJob::choice_chunk(std::size_t index, const SplitText& text,
+std::string CompletionJob::choice_chunk(std::size_t index, const SplitText& text, std::span<const ToolCallDelta> calls,
                                         std::span<const TokenLogprob> logprobs) {
   Choice& c = choices_[index];
   std::string out;
@@ -183,10 +223,17 @@ std::string CompletionJob::choice_chunk(std::size_t index, const SplitText& text
       first["choices"] = json::array({choice});
       out += sse_event(first);
     }
-    if (text.content.empty() && text.reasoning.empty() && logprobs.empty()) return out;
+    if (text.content.empty() && text.reasoning.empty() && calls.empty() && logprobs.empty()) return out;
     choice["delta"] = json::object();
     if (!text.reasoning.empty()) choice["delta"]["reasoning_content"] = text.reasoning;
-    if (!text.content.empty() || text.reasoning.empty()) choice["delta"]["content"] = text.content;
+    if (!text.content.empty() || (text.reasoning.empty() && calls.empty())) {
+      choice["delta"]["content"] = text.content;
+    }
+    if (!calls.empty()) {
+      json deltas = json::array();
+      for (const ToolCallDelta& d : calls) deltas.push_back(tool_call_delta(d));
+      choice["delta"]["tool_calls"] = std::move(deltas);
+    }
     if (request_.logprobs) choice["logprobs"] = chat_logprobs(logprobs, request_.top_logprobs, context_.tokenizer);
   } else {
     std::string piece = text.content;
@@ -210,7 +257,7 @@ std::string CompletionJob::choice_chunk(std::size_t index, const SplitText& text
 std::string CompletionJob::close_chunk(std::size_t index) {
   Choice& c = choices_[index];
   c.closed = true;
-  json choice = {{"index", index}, {"logprobs", nullptr}, {"finish_reason", finish_reason_name(c.finish)}};
+  json choice = {{"index", index}, {"logprobs", nullptr}, {"finish_reason", finish_reason(c)}};
   if (chat()) {
     choice["delta"] = json::object();
   } else {
@@ -235,9 +282,20 @@ HttpResponse CompletionJob::whole_response() const {
   for (std::size_t i = 0; i < choices_.size(); ++i) {
     const Choice& c = choices_[i];
     completion += c.tokens;
-    json choice = {{"index", i}, {"logprobs", nullptr}, {"finish_reason", finish_reason_name(c.finish)}};
+    json choice = {{"index", i}, {"logprobs", nullptr}, {"finish_reason", finish_reason(c)}};
     if (chat()) {
-      choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+      // With tool calls and nothing else to say, content is null (as OpenAI sends it).
+      choice["message"] = {{"role", "assistant"},
+                           {"content", c.text.empty() && !c.calls.empty() ? json(nullptr) : json(c.text)}};
+      if (!c.calls.empty()) {
+        json calls = json::array();
+        for (const ToolCall& call : c.calls) {
+          calls.push_back({{"id", call.id},
+                           {"type", "function"},
+                           {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+        }
+        choice["message"]["tool_calls"] = std::move(calls);
+      }
       if (c.splitter) choice["message"]["reasoning_content"] = c.reasoning;
       if (request_.logprobs) choice["logprobs"] = chat_logprobs(c.logprobs, request_.top_logprobs, context_.tokenizer);
     } else {

@@ -20,8 +20,17 @@
 #include "server/openai_request.hpp"
 #include "server/reasoning_splitter.hpp"
 #include "server/server_metrics.hpp"
+#include "server/tool_call_parser.hpp"
 
 namespace kiln::server {
+
+// A chat request with tools: how its answers' calls are read.
+struct ToolCalling {
+  ToolCallFormat format = ToolCallFormat::kHermes;
+  bool single_call = false;  // a named tool_choice, or parallel_tool_calls: false
+  bool named = false;        // its finish reason is "stop", as OpenAI's is for a named choice
+  std::string prefill;       // the start of a forced call, written by the prompt: read first
+};
 
 struct JobContext {
   std::string id;  // "chatcmpl-..." or "cmpl-..."
@@ -32,6 +41,7 @@ struct JobContext {
   // Chat with a reasoning parser: split <think> blocks into reasoning_content; true when the
   // prompt itself opened one. nullopt: no split.
   std::optional<bool> reasoning_starts_open;
+  std::optional<ToolCalling> tools;  // nullopt: the answer is content only
 };
 
 class CompletionJob final : public PendingResponse {
@@ -48,10 +58,18 @@ class CompletionJob final : public PendingResponse {
   Progress expire() override;
 
  private:
+  struct ToolCall {
+    std::string id;
+    std::string name;
+    std::string arguments;
+  };
   struct Choice {
     std::string text;
     std::string reasoning;  // with a reasoning parser
     std::optional<ReasoningSplitter> splitter;
+    std::unique_ptr<ToolCallParser> tool_parser;  // with tools
+    ParsedOutput prefilled;                       // the forced call's start, sent with the first output
+    std::vector<ToolCall> calls;
     std::vector<TokenLogprob> logprobs;
     std::int64_t tokens = 0;
     GenerationFinishReason finish = GenerationFinishReason::NONE;
@@ -65,7 +83,11 @@ class CompletionJob final : public PendingResponse {
   bool all_ended() const;
   void finish();  // once every handle ended: records metrics, notes failure
   nlohmann::json chunk_base() const;
-  std::string choice_chunk(std::size_t index, const SplitText& text, std::span<const TokenLogprob> logprobs);
+  std::string choice_chunk(std::size_t index, const SplitText& text, std::span<const ToolCallDelta> calls,
+                           std::span<const TokenLogprob> logprobs);
+  // The content of this output and its tool-call deltas, with the tool parser when there is one.
+  ParsedOutput parse_tools(Choice& c, std::string content, bool last);
+  std::string finish_reason(const Choice& c) const;
   std::string close_chunk(std::size_t index);
   HttpResponse whole_response() const;
   std::int64_t prompt_tokens() const;

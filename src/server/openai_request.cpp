@@ -1,5 +1,6 @@
 #include "server/openai_request.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -12,7 +13,7 @@
 namespace kiln::server {
 namespace {
 
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;
 
 // The field, or nullptr when absent or null (OpenAI clients send null for "not set").
 const json* find(const json& body, const char* name) {
@@ -75,11 +76,55 @@ std::string message_content(const json& content, const std::string& name) {
   return out;
 }
 
-ChatHistory read_messages(const json& body) {
+// A tool or function name as OpenAI allows it: 1 to 64 of [a-zA-Z0-9_-].
+bool is_function_name(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+std::string function_name(const json& v, const std::string& where) {
+  std::string name = text(v, where);
+  if (!is_function_name(name)) bad(where, "must be 1 to 64 letters, digits, '_' or '-' (got '" + name + "')");
+  return name;
+}
+
+// An assistant message's tool_calls, for the template: arguments, a JSON string in the API, as
+// the object it holds (templates print it with tojson, as vLLM hands them over).
+json read_tool_calls(const json& calls, const std::string& where) {
+  if (!calls.is_array()) bad(where, "must be an array");
+  json out = json::array();
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const json& call = calls[i];
+    const std::string at = fmt::format("{}[{}]", where, i);
+    if (!call.is_object()) bad(at, "must be an object");
+    const json* id = find(call, "id");
+    if (id == nullptr) bad(at + ".id", "is required");
+    const json* type = find(call, "type");
+    if (type != nullptr && text(*type, at + ".type") != "function") bad(at + ".type", "must be \"function\"");
+    const json* function = find(call, "function");
+    if (function == nullptr || !function->is_object()) bad(at + ".function", "must be an object");
+    const json* name = find(*function, "name");
+    if (name == nullptr) bad(at + ".function.name", "is required");
+    const json* arguments = find(*function, "arguments");
+    if (arguments == nullptr) bad(at + ".function.arguments", "is required");
+    json args = json::parse(text(*arguments, at + ".function.arguments"), nullptr, false);
+    if (args.is_discarded()) bad(at + ".function.arguments", "must be JSON text");
+    out.push_back(
+        {{"id", text(*id, at + ".id")},
+         {"type", "function"},
+         {"function", {{"name", function_name(*name, at + ".function.name")}, {"arguments", std::move(args)}}}});
+  }
+  return out;
+}
+
+json read_messages(const json& body) {
   const json* messages = find(body, "messages");
   if (messages == nullptr) bad("messages", "is required");
   if (!messages->is_array() || messages->empty()) bad("messages", "must be a non-empty array");
-  ChatHistory history;
+  json out = json::array();
   for (std::size_t i = 0; i < messages->size(); ++i) {
     const json& m = (*messages)[i];
     const std::string where = fmt::format("messages[{}]", i);
@@ -87,16 +132,91 @@ ChatHistory read_messages(const json& body) {
     const json* role = find(m, "role");
     if (role == nullptr) bad(where + ".role", "is required");
     const std::string r = text(*role, where + ".role");
-    if (r != "system" && r != "user" && r != "assistant" && r != "developer") {
-      bad(where + ".role", "must be system, developer, user or assistant (got '" + r + "')");
+    if (r != "system" && r != "user" && r != "assistant" && r != "developer" && r != "tool") {
+      bad(where + ".role", "must be system, developer, user, assistant or tool (got '" + r + "')");
     }
-    if (find(m, "tool_calls") != nullptr) bad(where + ".tool_calls", "is not supported yet");
-    if (const json* name = find(m, "name")) text(*name, where + ".name");
     const json* content = find(m, "content");
-    history.push_back({r == "developer" ? "system" : r,
-                       content == nullptr ? std::string() : message_content(*content, where + ".content")});
+    json message = {{"role", r == "developer" ? "system" : r},
+                    {"content", content == nullptr ? std::string() : message_content(*content, where + ".content")}};
+    if (const json* name = find(m, "name")) message["name"] = text(*name, where + ".name");
+    if (const json* calls = find(m, "tool_calls")) {
+      if (r != "assistant") bad(where + ".tool_calls", "belongs to assistant messages only");
+      message["tool_calls"] = read_tool_calls(*calls, where + ".tool_calls");
+    }
+    if (r == "tool") {
+      const json* id = find(m, "tool_call_id");
+      if (id == nullptr) bad(where + ".tool_call_id", "is required in a tool message");
+      message["tool_call_id"] = text(*id, where + ".tool_call_id");
+    }
+    out.push_back(std::move(message));
   }
-  return history;
+  return out;
+}
+
+// tools: [{"type": "function", "function": {"name", "description"?, "parameters"?, "strict"?}}],
+// passed to the template as sent. null when there are none.
+json read_tools(const json& body) {
+  const json* tools = find(body, "tools");
+  if (tools == nullptr || (tools->is_array() && tools->empty())) return nullptr;
+  if (!tools->is_array()) bad("tools", "must be an array of function tools");
+  for (std::size_t i = 0; i < tools->size(); ++i) {
+    const json& tool = (*tools)[i];
+    const std::string where = fmt::format("tools[{}]", i);
+    if (!tool.is_object()) bad(where, "must be an object");
+    const json* type = find(tool, "type");
+    if (type == nullptr || text(*type, where + ".type") != "function") bad(where + ".type", "must be \"function\"");
+    const json* function = find(tool, "function");
+    if (function == nullptr || !function->is_object()) bad(where + ".function", "must be an object");
+    const json* name = find(*function, "name");
+    if (name == nullptr) bad(where + ".function.name", "is required");
+    function_name(*name, where + ".function.name");
+    if (const json* d = find(*function, "description")) text(*d, where + ".function.description");
+    if (const json* p = find(*function, "parameters"); p != nullptr && !p->is_object()) {
+      bad(where + ".function.parameters", "must be a JSON Schema object");
+    }
+    if (const json* strict = find(*function, "strict"); strict != nullptr && !strict->is_boolean()) {
+      bad(where + ".function.strict", "must be true or false");
+    }
+  }
+  return *tools;
+}
+
+// tool_choice: "none", "auto", "required" or {"type": "function", "function": {"name"}}, which
+// must name one of `tools`. Without tools only "none" (or "auto") makes sense.
+ToolChoice read_tool_choice(const json& body, const json& tools) {
+  const json* choice = find(body, "tool_choice");
+  ToolChoice out;
+  out.mode = tools.is_null() ? ToolChoice::Mode::kNone : ToolChoice::Mode::kAuto;
+  if (choice == nullptr) return out;
+  if (choice->is_string()) {
+    const std::string mode = choice->get<std::string>();
+    if (mode == "none") {
+      out.mode = ToolChoice::Mode::kNone;
+    } else if (mode == "required") {
+      out.mode = ToolChoice::Mode::kRequired;
+    } else if (mode != "auto") {
+      bad("tool_choice", "must be none, auto, required or a named function (got '" + mode + "')");
+    }
+  } else if (choice->is_object()) {
+    const json* type = find(*choice, "type");
+    const json* function = find(*choice, "function");
+    if (type == nullptr || !type->is_string() || type->get<std::string>() != "function" || function == nullptr ||
+        !function->is_object() || find(*function, "name") == nullptr) {
+      bad("tool_choice", "must be {\"type\": \"function\", \"function\": {\"name\": ...}}");
+    }
+    out.mode = ToolChoice::Mode::kNamed;
+    out.name = text(*find(*function, "name"), "tool_choice.function.name");
+  } else {
+    bad("tool_choice", "must be a string or an object");
+  }
+  if (out.mode == ToolChoice::Mode::kNone) return out;
+  if (tools.is_null()) bad("tool_choice", "needs tools");
+  if (out.mode == ToolChoice::Mode::kNamed) {
+    bool known = false;
+    for (const json& tool : tools) known = known || tool["function"]["name"] == out.name;
+    if (!known) bad("tool_choice.function.name", "names '" + out.name + "', which is not among the tools");
+  }
+  return out;
 }
 
 std::vector<std::int32_t> token_ids(const json& v, const std::string& name) {
@@ -172,15 +292,8 @@ std::map<std::int32_t, float> read_logit_bias(const json& body) {
 }
 
 void refuse_unsupported(const json& body) {
-  if (const json* tools = find(body, "tools"); tools != nullptr && !(tools->is_array() && tools->empty())) {
-    bad("tools", "is not supported yet");
-  }
-  if (find(body, "functions") != nullptr) bad("functions", "is not supported");
-  if (const json* tc = find(body, "tool_choice");
-      tc != nullptr && !(tc->is_string() && tc->get<std::string>() == "none")) {
-    if (!(tc->is_string() && tc->get<std::string>() == "auto"))
-      bad("tool_choice", "needs tools, which are not supported yet");
-  }
+  if (find(body, "functions") != nullptr) bad("functions", "is deprecated and not supported (use tools)");
+  if (find(body, "function_call") != nullptr) bad("function_call", "is deprecated and not supported (use tool_choice)");
   if (const json* rf = find(body, "response_format"); rf != nullptr) {
     const json* type = rf->is_object() ? find(*rf, "type") : nullptr;
     if (type == nullptr || !type->is_string() || type->get<std::string>() != "text") {
@@ -235,14 +348,14 @@ std::optional<std::int64_t> json_integer(const json& v) {
   return std::nullopt;
 }
 
-nlohmann::json parse_json_body(const std::string& body) {
+nlohmann::ordered_json parse_json_body(const std::string& body) {
   json parsed = json::parse(body, nullptr, false);
   if (parsed.is_discarded()) throw ApiError::bad_request("the request body is not valid JSON");
   if (!parsed.is_object()) throw ApiError::bad_request("the request body must be a JSON object");
   return parsed;
 }
 
-CompletionRequest parse_completion_request(Endpoint endpoint, const nlohmann::json& body,
+CompletionRequest parse_completion_request(Endpoint endpoint, const nlohmann::ordered_json& body,
                                            const GenerationConfig& defaults, const RequestLimits& limits) {
   refuse_unsupported(body);
   CompletionRequest r;
@@ -250,6 +363,9 @@ CompletionRequest parse_completion_request(Endpoint endpoint, const nlohmann::js
   const bool chat = endpoint == Endpoint::kChat;
   if (chat) {
     r.messages = read_messages(body);
+    r.tools = read_tools(body);
+    r.tool_choice = read_tool_choice(body, r.tools);
+    r.parallel_tool_calls = boolean(body, "parallel_tool_calls", true);
   } else {
     r.prompts = read_prompts(body);
     r.echo = boolean(body, "echo", false);
@@ -288,6 +404,7 @@ CompletionRequest parse_completion_request(Endpoint endpoint, const nlohmann::js
   c.stop_strings = read_stop(body);
   c.ignore_eos = boolean(body, "ignore_eos", false);
   c.include_stop_str_in_output = boolean(body, "include_stop_str_in_output", false);
+  c.skip_special_tokens = boolean(body, "skip_special_tokens", true);
 
   if (chat) {
     r.logprobs = boolean(body, "logprobs", false);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/api_error.hpp"
+#include "server/chat_prompt.hpp"
 #include "server/completion_job.hpp"
 #include "server/openai_response.hpp"
 #include "server/openapi_spec.hpp"
@@ -75,9 +76,16 @@ OpenAiRoutes::OpenAiRoutes(RouteOptions options) : options_(std::move(options)),
 void OpenAiRoutes::set_pipeline(const std::string& name, std::shared_ptr<ContinuousBatchingPipeline> pipeline) {
   const bool first = !options_.model_names.empty() && name == options_.model_names.front();
   std::string spec = first && pipeline ? model_spec(*pipeline) : std::string();
+  std::shared_ptr<const ChatTemplate> chat_template;
+  if (pipeline && !pipeline->get_tokenizer().chat_template().empty()) {
+    chat_template = std::make_shared<const ChatTemplate>(pipeline->get_tokenizer());
+  }
   std::lock_guard lock(mutex_);
   for (Served& s : served_) {
-    if (s.name == name) s.pipeline = std::move(pipeline);
+    if (s.name == name) {
+      s.pipeline = std::move(pipeline);
+      s.chat_template = std::move(chat_template);
+    }
   }
   if (first) spec_ = std::move(spec);
 }
@@ -87,7 +95,7 @@ std::vector<OpenAiRoutes::Served> OpenAiRoutes::served() const {
   return served_;
 }
 
-OpenAiRoutes::Served OpenAiRoutes::target(const json& body) const {
+OpenAiRoutes::Served OpenAiRoutes::target(const nlohmann::ordered_json& body) const {
   const std::vector<Served> all = served();
   const auto model = body.find("model");
   std::optional<Served> found;
@@ -197,7 +205,7 @@ HttpResponse OpenAiRoutes::models() const {
 }
 
 Reply OpenAiRoutes::completion(Endpoint endpoint, const HttpRequest& request) {
-  const json body = parse_json_body(request.body);
+  const nlohmann::ordered_json body = parse_json_body(request.body);
   const Served model = target(body);
   const auto& p = model.pipeline;
   RequestLimits limits = options_.limits;  // max_tokens: at most the context
@@ -214,10 +222,32 @@ Reply OpenAiRoutes::completion(Endpoint endpoint, const HttpRequest& request) {
     throw ApiError::overloaded(
         fmt::format("{} requests are waiting already (the limit); retry later", options_.max_waiting));
   }
+  JobContext context{.id = (endpoint == Endpoint::kChat ? "chatcmpl-" : "cmpl-") + random_hex(24),
+                     .model = model.name,
+                     .created = unix_seconds(),
+                     .tokenizer = p->get_tokenizer(),
+                     .metrics = model.metrics,
+                     .reasoning_starts_open = std::nullopt,
+                     .tools = std::nullopt};
   std::vector<GenerationHandle> handles;  // a failure below cancels the ones already added
   std::vector<std::string> echo;
   if (endpoint == Endpoint::kChat) {
-    handles.push_back(p->add_request(next_request_id_++, r.messages, r.config));
+    const ChatPrompt prompt = chat_prompt(model, r);
+    if (r.tool_choice.mode != ToolChoice::Mode::kNone) {
+      const ToolCallFormat format = *options_.tool_call_format;
+      // Mistral's [TOOL_CALLS] is a special token: the parser must see it.
+      if (format == ToolCallFormat::kMistral) r.config.skip_special_tokens = false;
+      const bool named = r.tool_choice.mode == ToolChoice::Mode::kNamed;
+      context.tools = ToolCalling{format, named || !r.parallel_tool_calls, named, prompt.prefill};
+    }
+    if (options_.split_reasoning) {
+      // A template that ends its generation prompt in <think> (DeepSeek-R1's) opens the block.
+      std::string rendered = prompt.rendered;
+      while (!rendered.empty() && std::isspace(static_cast<unsigned char>(rendered.back()))) rendered.pop_back();
+      context.reasoning_starts_open = rendered.ends_with("<think>");
+    }
+    const std::vector<std::int32_t> ids = p->get_tokenizer().encode(prompt.rendered + prompt.prefill, false);
+    handles.push_back(p->add_request(next_request_id_++, ids, r.config));
     echo.emplace_back();
   } else {
     for (const Prompt& prompt : r.prompts) {
@@ -231,24 +261,27 @@ Reply OpenAiRoutes::completion(Endpoint endpoint, const HttpRequest& request) {
       }
     }
   }
-  JobContext context{.id = (endpoint == Endpoint::kChat ? "chatcmpl-" : "cmpl-") + random_hex(24),
-                     .model = model.name,
-                     .created = unix_seconds(),
-                     .tokenizer = p->get_tokenizer(),
-                     .metrics = model.metrics,
-                     .reasoning_starts_open = std::nullopt};
-  if (options_.split_reasoning && endpoint == Endpoint::kChat) {
-    // A template that ends its generation prompt in <think> (DeepSeek-R1's) opens the block.
-    std::string prompt = p->get_tokenizer().apply_chat_template(r.messages, true);
-    while (!prompt.empty() && std::isspace(static_cast<unsigned char>(prompt.back()))) prompt.pop_back();
-    context.reasoning_starts_open = prompt.ends_with("<think>");
-  }
   return std::make_shared<CompletionJob>(std::move(r), std::move(handles), std::move(echo), std::move(context));
 }
 
+ChatPrompt OpenAiRoutes::chat_prompt(const Served& model, const CompletionRequest& request,
+                                     bool add_generation_prompt) const {
+  if (!model.chat_template) {
+    throw ApiError::bad_request("the model '" + model.name + "' has no chat template: use /v1/completions", "messages");
+  }
+  if (request.tool_choice.mode != ToolChoice::Mode::kNone && !options_.tool_call_format) {
+    throw ApiError::bad_request(
+        "'tools' need a tool-call parser: start the server with --tool-call-parser hermes, llama3_json or mistral "
+        "(or send tool_choice: \"none\")",
+        "tools");
+  }
+  return render_chat_prompt(*model.chat_template, request, options_.tool_call_format, add_generation_prompt);
+}
+
 HttpResponse OpenAiRoutes::tokenize(const HttpRequest& request) const {
-  const json body = parse_json_body(request.body);
-  const auto p = target(body).pipeline;
+  const nlohmann::ordered_json body = parse_json_body(request.body);
+  const Served model = target(body);
+  const auto& p = model.pipeline;
   const Tokenizer& tokenizer = p->get_tokenizer();
   const auto flag = [&](const char* name) -> std::optional<bool> {
     const auto it = body.find(name);
@@ -265,11 +298,11 @@ HttpResponse OpenAiRoutes::tokenize(const HttpRequest& request) const {
   }
   if (body.contains("messages")) {
     // The messages as a chat request renders them (the template adds its own special tokens).
-    json chat = body;
+    nlohmann::ordered_json chat = body;
     chat.erase("prompt");
     const CompletionRequest r = parse_completion_request(Endpoint::kChat, chat, p->get_config(), {});
-    const std::string text = tokenizer.apply_chat_template(r.messages, add_generation_prompt.value_or(true));
-    ids = tokenizer.encode(text, add_special_tokens.value_or(false));
+    const ChatPrompt prompt = chat_prompt(model, r, add_generation_prompt.value_or(true));
+    ids = tokenizer.encode(prompt.rendered + prompt.prefill, add_special_tokens.value_or(false));
   } else {
     if (prompt == body.end() || !prompt->is_string()) {
       throw ApiError::bad_request("'prompt' (a string) or 'messages' is required", "prompt");
@@ -280,7 +313,7 @@ HttpResponse OpenAiRoutes::tokenize(const HttpRequest& request) const {
 }
 
 HttpResponse OpenAiRoutes::detokenize(const HttpRequest& request) const {
-  const json body = parse_json_body(request.body);
+  const nlohmann::ordered_json body = parse_json_body(request.body);
   const auto p = target(body).pipeline;
   const auto tokens = body.find("tokens");
   if (tokens == body.end() || !tokens->is_array()) {

@@ -8,15 +8,19 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "kiln/continuous_batching_pipeline.hpp"
+#include "server/chat_prompt.hpp"
 #include "server/http_message.hpp"
 #include "server/openai_request.hpp"
 #include "server/server_metrics.hpp"
+#include "server/tool_call_parser.hpp"
+#include "tokenizer/chat_template.hpp"
 
 namespace kiln::server {
 
@@ -27,6 +31,9 @@ struct RouteOptions {
   RequestLimits limits;
   // Chat answers split <think> blocks into reasoning_content (vLLM's --reasoning-parser).
   bool split_reasoning = false;
+  // Chat requests with tools read calls in this format (vLLM's --tool-call-parser); without
+  // one, tools are refused unless tool_choice is "none".
+  std::optional<ToolCallFormat> tool_call_format;
 };
 
 class OpenAiRoutes {
@@ -43,17 +50,22 @@ class OpenAiRoutes {
     std::string name;
     std::shared_ptr<ServerMetrics> metrics;
     std::shared_ptr<ContinuousBatchingPipeline> pipeline;  // null while loading
+    std::shared_ptr<const ChatTemplate> chat_template;     // null without one
   };
   std::vector<Served> served() const;  // a copy, under the lock
   // The model a request body names (the only one when it names none), loaded: 400 for a
   // `model` that is not a string or missing among several, 404 unknown, 503 still loading.
-  Served target(const nlohmann::json& body) const;
+  Served target(const nlohmann::ordered_json& body) const;
   void check_api_key(const HttpRequest& request) const;
   std::string model_spec(const ContinuousBatchingPipeline& pipeline) const;
   std::string spec() const;  // GET /openapi.json
   HttpResponse health() const;
   HttpResponse models() const;
   Reply completion(Endpoint endpoint, const HttpRequest& request);
+  // A chat request's prompt with its model's template: 400 without one, or for tools without
+  // a tool-call parser.
+  ChatPrompt chat_prompt(const Served& model, const CompletionRequest& request,
+                         bool add_generation_prompt = true) const;
   HttpResponse tokenize(const HttpRequest& request) const;
   HttpResponse detokenize(const HttpRequest& request) const;
   HttpResponse metrics() const;

@@ -68,6 +68,18 @@ Streamed stream(const Tokenizer& tok, const std::vector<std::int32_t>& ids, cons
   return out;
 }
 
+TEST(TextStream, KeepsSpecialTokensWhenAsked) {
+  // Oracle: decode(ids, skip_special_tokens=false), which shows <|begin_of_text|>.
+  const Tokenizer tok = tokenizer();
+  const std::vector<std::int32_t> ids = tok.encode("Hello world", true);
+  TextStream ts(tok, {}, false, /*skip_special_tokens=*/false);
+  std::string text;
+  for (std::int32_t id : ids) text += ts.push(id).text;
+  text += ts.finish();
+  EXPECT_EQ(text, tok.decode(ids, false));
+  EXPECT_TRUE(text.starts_with("<|begin_of_text|>")) << text;
+}
+
 TEST(TextStream, WithoutStopStringsEqualsDecode) {
   const Tokenizer tok = tokenizer();
   const auto g = testing::load_golden_checkpoint("llama3_tiny");

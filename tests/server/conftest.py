@@ -4,8 +4,10 @@ The server is started once per session as a real process on a free port (--port 
 read back from its "listening on" line) and shut down with SIGTERM at the end, where a non-zero
 exit or a hang past 30 s fails the run: graceful drain is part of the contract. A second server
 with small limits exists for the tests of --max-body-bytes and --max-tokens-limit, so that the
-main one keeps its defaults. `kiln run`, `kiln tokenize`, `kiln detokenize` and `kiln template`,
-which have their own tests, are the oracles for greedy text and tokenization.
+main one keeps its defaults; a third serves tests/data/checkpoints/tool_call_tiny, a model that
+writes a fixed tool-call script, with --tool-call-parser hermes for the tool-calling tests. `kiln
+run`, `kiln tokenize`, `kiln detokenize` and `kiln template`, which have their own tests, are the
+oracles for greedy text and tokenization.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import pathlib
 import re
 import signal
 import subprocess
@@ -26,6 +29,8 @@ import pytest
 
 API_KEY = "test-key"
 MODEL_NAME = "kiln-tiny"
+TOOL_MODEL_NAME = "kiln-tools"
+TOOL_MODEL_DIR = pathlib.Path(__file__).resolve().parent.parent / "data" / "checkpoints" / "tool_call_tiny"
 STARTUP_TIMEOUT_S = 120.0
 SHUTDOWN_TIMEOUT_S = 30.0
 
@@ -53,9 +58,9 @@ def child_env() -> dict:
 class KilnServer:
     """One `kiln serve` process; its stdout and stderr are drained by threads into `log`."""
 
-    def __init__(self, binary: str, extra_args: list[str]):
+    def __init__(self, binary: str, extra_args: list[str], model_name: str = MODEL_NAME):
         self.args = [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--api-key", API_KEY,
-                     "--served-model-name", MODEL_NAME, *extra_args]
+                     "--served-model-name", model_name, *extra_args]
         self._lines: list[str] = []
         self._lock = threading.Lock()
         self._port_found = threading.Event()
@@ -152,8 +157,8 @@ class KilnServer:
         return httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
 
 
-def start_server(extra_args: list[str]) -> KilnServer:
-    server = KilnServer(kiln_binary(), extra_args)
+def start_server(extra_args: list[str], model_name: str = MODEL_NAME) -> KilnServer:
+    server = KilnServer(kiln_binary(), extra_args, model_name)
     try:
         server.wait_ready()
     except BaseException:
@@ -179,6 +184,14 @@ def limited_server():
     """A server with a small body limit and a small max_tokens limit."""
     s = start_server(["--max-body-bytes", str(SMALL_MAX_BODY_BYTES),
                 "--max-tokens-limit", str(SMALL_MAX_TOKENS_LIMIT)])
+    yield s
+    s.stop_gracefully()
+
+
+@pytest.fixture(scope="session")
+def tool_server():
+    """The tool-call fixture model, served as TOOL_MODEL_NAME with the Hermes tool-call parser."""
+    s = start_server(["--model", str(TOOL_MODEL_DIR), "--tool-call-parser", "hermes"], TOOL_MODEL_NAME)
     yield s
     s.stop_gracefully()
 
@@ -266,4 +279,18 @@ def client(server):
 @pytest.fixture(scope="module")
 def http(server):
     with server.http() as c:
+        yield c
+
+
+# The tool server's clients, shared by a test module.
+@pytest.fixture(scope="module")
+def tool_client(tool_server):
+    c = tool_server.client()
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def tool_http(tool_server):
+    with tool_server.http() as c:
         yield c

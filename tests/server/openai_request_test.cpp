@@ -41,7 +41,7 @@ void expect_bad(F call, const std::string& param, int status = 400) {
 TEST(OpenAiRequest, ChatDefaultsFollowOpenAi) {
   const CompletionRequest r = chat(json::object());
   ASSERT_EQ(r.messages.size(), 1u);
-  EXPECT_EQ(r.messages[0].role, "user");
+  EXPECT_EQ(r.messages[0]["role"], "user");
   EXPECT_TRUE(r.config.do_sample);  // temperature defaults to 1
   EXPECT_DOUBLE_EQ(r.config.temperature, 1.0);
   EXPECT_FALSE(r.config.max_new_tokens.has_value());  // chat runs to the end of the context
@@ -100,8 +100,8 @@ TEST(OpenAiRequest, ContentPartsAndDeveloperRole) {
       {{"role", "user"}, {"content", {{{"type", "text"}, {"text", "a"}}, {{"type", "text"}, {"text", "b"}}}}}};
   const CompletionRequest r = chat({{"messages", messages}});
   ASSERT_EQ(r.messages.size(), 2u);
-  EXPECT_EQ(r.messages[0].role, "system");
-  EXPECT_EQ(r.messages[1].content, "ab");
+  EXPECT_EQ(r.messages[0]["role"], "system");
+  EXPECT_EQ(r.messages[1]["content"], "ab");
 }
 
 TEST(OpenAiRequest, LogprobsWithoutAlternativesStillAskTheEngineForOne) {
@@ -151,7 +151,7 @@ TEST(OpenAiRequest, BadFieldsAreNamed) {
   expect_bad([] { chat({{"messages", {{{"role", "robot"}, {"content", "x"}}}}}); }, "messages[0].role");
   expect_bad([] { chat({{"messages", {{{"content", "x"}}}}}); }, "messages[0].role");
   expect_bad([] { chat({{"messages", {{{"role", "user"}, {"content", 5}}}}}); }, "messages[0].content");
-  expect_bad([] { chat({{"tools", {{{"type", "function"}}}}}); }, "tools");
+  expect_bad([] { chat({{"tools", {{{"type", "function"}}}}}); }, "tools[0].function");
   expect_bad([] { chat({{"response_format", {{"type", "json_object"}}}}); }, "response_format");
   expect_bad([] { chat({{"max_tokens", 0}}); }, "max_tokens");
   expect_bad([] { chat({{"user", true}}); }, "user");
@@ -160,6 +160,67 @@ TEST(OpenAiRequest, BadFieldsAreNamed) {
   expect_bad([] { completion({{"prompt", {1, -2}}}); }, "prompt[1]");
   expect_bad([] { completion({{"max_tokens", 0}}); }, "max_tokens");
   expect_bad([] { completion({{"suffix", "x"}}); }, "suffix");
+}
+
+const json kTool = {{"type", "function"},
+                    {"function", {{"name", "get_weather"}, {"parameters", {{"type", "object"}}}}}};
+
+TEST(OpenAiRequest, ToolsAndToolCallsAreReadForTheTemplate) {
+  const json messages = {{{"role", "user"}, {"content", "Weather?"}},
+                         {{"role", "assistant"},
+                          {"content", nullptr},
+                          {"tool_calls",
+                           {{{"id", "call_1"},
+                             {"type", "function"},
+                             {"function", {{"name", "get_weather"}, {"arguments", R"({"city": "Paris"})"}}}}}}},
+                         {{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "21 C"}}};
+  const CompletionRequest r = chat({{"messages", messages}, {"tools", {kTool}}, {"parallel_tool_calls", false}});
+  EXPECT_EQ(r.tool_choice.mode, ToolChoice::Mode::kAuto);
+  EXPECT_FALSE(r.parallel_tool_calls);
+  ASSERT_EQ(r.messages.size(), 3u);
+  // Templates print the arguments with tojson: they get the object, not the string.
+  EXPECT_EQ(r.messages[1]["tool_calls"][0]["function"]["arguments"], nlohmann::ordered_json({{"city", "Paris"}}));
+  EXPECT_EQ(r.messages[1]["content"], "");
+  EXPECT_EQ(r.messages[2]["tool_call_id"], "call_1");
+  EXPECT_EQ(r.tools[0]["function"]["name"], "get_weather");
+
+  EXPECT_EQ(chat(json::object()).tool_choice.mode, ToolChoice::Mode::kNone);
+  EXPECT_EQ(chat({{"tools", {kTool}}, {"tool_choice", "none"}}).tool_choice.mode, ToolChoice::Mode::kNone);
+  EXPECT_EQ(chat({{"tools", {kTool}}, {"tool_choice", "required"}}).tool_choice.mode, ToolChoice::Mode::kRequired);
+  const CompletionRequest named =
+      chat({{"tools", {kTool}}, {"tool_choice", {{"type", "function"}, {"function", {{"name", "get_weather"}}}}}});
+  EXPECT_EQ(named.tool_choice.mode, ToolChoice::Mode::kNamed);
+  EXPECT_EQ(named.tool_choice.name, "get_weather");
+}
+
+TEST(OpenAiRequest, BadToolsAreNamed) {
+  expect_bad([] { chat({{"tools", kTool}}); }, "tools");
+  expect_bad([] { chat({{"tools", {{{"type", "retrieval"}}}}}); }, "tools[0].type");
+  expect_bad(
+      [] {
+        chat({{"tools", {{{"type", "function"}, {"function", {{"name", "a b"}}}}}}});
+      },
+      "tools[0].function.name");
+  expect_bad(
+      [] {
+        chat({{"tools", {{{"type", "function"}, {"function", {{"name", "f"}, {"parameters", 3}}}}}}});
+      },
+      "tools[0].function.parameters");
+  expect_bad([] { chat({{"tool_choice", "required"}}); }, "tool_choice");
+  expect_bad([] { chat({{"tools", {kTool}}, {"tool_choice", "always"}}); }, "tool_choice");
+  expect_bad(
+      [] {
+        chat({{"tools", {kTool}}, {"tool_choice", {{"type", "function"}, {"function", {{"name", "other"}}}}}});
+      },
+      "tool_choice.function.name");
+  expect_bad([] { chat({{"functions", json::array()}}); }, "functions");
+  expect_bad([] { chat({{"messages", {{{"role", "tool"}, {"content", "x"}}}}}); }, "messages[0].tool_call_id");
+  const json bad_arguments = {
+      {{"role", "assistant"},
+       {"tool_calls", {{{"id", "c"}, {"function", {{"name", "f"}, {"arguments", "{not json"}}}}}}}};
+  expect_bad([&] { chat({{"messages", bad_arguments}}); }, "messages[0].tool_calls[0].function.arguments");
+  const json calls_from_user = {{{"role", "user"}, {"content", "x"}, {"tool_calls", json::array()}}};
+  expect_bad([&] { chat({{"messages", calls_from_user}}); }, "messages[0].tool_calls");
 }
 
 TEST(OpenAiRequest, IntegralFloatsAreIntegersAsInJsonSchema) {

@@ -1,0 +1,25 @@
+// A chat request's prompt: its messages and tools rendered by the model's chat template (as
+// transformers' apply_chat_template does), then, when tool_choice forces a call, the start of
+// that call written for the model to continue.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "server/openai_request.hpp"
+#include "server/tool_call_parser.hpp"
+#include "tokenizer/chat_template.hpp"
+
+namespace kiln::server {
+
+struct ChatPrompt {
+  std::string rendered;  // the template's output
+  std::string prefill;   // the forced call's start ("" unless tool_choice is required or named)
+};
+
+// `format`: the server's tool-call parser (needed for a prefill). Throws ApiError (400) where
+// the template refuses the conversation, with the template's message.
+ChatPrompt render_chat_prompt(const ChatTemplate& chat_template, const CompletionRequest& request,
+                              std::optional<ToolCallFormat> format, bool add_generation_prompt = true);
+
+}  // namespace kiln::server
