@@ -21,7 +21,10 @@ struct RawPerfMetrics {
   std::vector<double> generate_durations_ms;
   std::vector<double> tokenization_durations_ms;
   std::vector<double> detokenization_durations_ms;
-  std::vector<double> ttfts_ms;              // from the call's start to its first generated token
+  std::vector<double> ttfts_ms;  // from the call's start to its first generated token
+  // From a request's arrival at the engine to the first step that scheduled it (time spent
+  // waiting for its turn or for KV blocks); one per request that was scheduled.
+  std::vector<double> queue_times_ms;
   std::vector<double> throughputs;           // generated tokens per second of the call
   std::vector<double> num_input_tokens;      // prompt tokens
   std::vector<double> num_prefilled_tokens;  // prompt tokens actually computed (the rest reused from the KV cache)

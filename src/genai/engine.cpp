@@ -408,7 +408,11 @@ sched::ScheduleOutput Engine::schedule() {
     scheduled_[i].sequence->num_computed = 0;
     scheduled_[i].sequence->admitted = false;
   }
-  for (const sched::ScheduledChunk& c : plan.chunks) scheduled_[c.sequence].sequence->admitted = true;
+  for (const sched::ScheduledChunk& c : plan.chunks) {
+    scheduled_[c.sequence].sequence->admitted = true;
+    RequestTimings& timings = scheduled_[c.sequence].request->timings;
+    if (!timings.scheduled_ms) timings.scheduled_ms = clock_.elapsed_ms();
+  }
   counters_.preemptions += static_cast<std::int64_t>(plan.preempted.size());
   return plan;
 }

@@ -28,6 +28,7 @@ PerfMetrics counted_metrics(const RequestState& r, bool has_draft_model) {
   raw.num_generated_tokens.push_back(double(r.num_generated_total()));
   raw.detokenization_durations_ms.push_back(r.timings.detokenize_ms);
   raw.token_latencies_ms = r.timings.token_latencies_ms;
+  if (r.timings.scheduled_ms) raw.queue_times_ms.push_back(*r.timings.scheduled_ms - r.timings.queued_ms);
   const SpeculationStats& spec = r.speculation;
   if (spec.num_proposed > 0) raw.acceptance_rates.push_back(double(spec.num_accepted) / double(spec.num_proposed));
   if (has_draft_model) raw.num_draft_prefilled_tokens.push_back(double(spec.num_draft_prefilled));

@@ -35,6 +35,7 @@ PerfMetrics& PerfMetrics::operator+=(const PerfMetrics& other) {
   append(raw.tokenization_durations_ms, other.raw.tokenization_durations_ms);
   append(raw.detokenization_durations_ms, other.raw.detokenization_durations_ms);
   append(raw.ttfts_ms, other.raw.ttfts_ms);
+  append(raw.queue_times_ms, other.raw.queue_times_ms);
   append(raw.throughputs, other.raw.throughputs);
   append(raw.num_input_tokens, other.raw.num_input_tokens);
   append(raw.num_prefilled_tokens, other.raw.num_prefilled_tokens);

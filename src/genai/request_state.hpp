@@ -67,8 +67,9 @@ struct Sequence {
 };
 
 struct RequestTimings {
-  double queued_ms = 0;       // engine clock when the request was added
-  double first_token_ms = 0;  // engine clock when its first token was sampled (0: none yet)
+  double queued_ms = 0;                // engine clock when the request was added
+  std::optional<double> scheduled_ms;  // engine clock when a step first scheduled it
+  double first_token_ms = 0;           // engine clock when its first token was sampled (0: none yet)
   double finished_ms = 0;
   double detokenize_ms = 0;  // time spent turning tokens into text
   // Per generated token after the first: the time since the previous one.

@@ -65,7 +65,8 @@ void Histogram::write_samples(std::string& out, const std::string& name, const s
 
 ServerMetrics::ServerMetrics(std::string model_name)
     : labels_("model_name=\"" + model_name + "\""),
-      recorded_{Histogram(ttft_bounds()), Histogram(inter_token_bounds()), Histogram(e2e_bounds())} {}
+      recorded_{Histogram(ttft_bounds()), Histogram(inter_token_bounds()), Histogram(e2e_bounds()),
+                Histogram(e2e_bounds())} {}
 
 void ServerMetrics::record(const PerfMetrics& metrics, const std::string& finish_reason) {
   std::lock_guard lock(mutex_);
@@ -75,6 +76,7 @@ void ServerMetrics::record(const PerfMetrics& metrics, const std::string& finish
   for (double ms : metrics.raw.ttfts_ms) r.ttft.observe(ms / 1000.0);
   for (double ms : metrics.raw.token_latencies_ms) r.inter_token.observe(ms / 1000.0);
   for (double ms : metrics.raw.generate_durations_ms) r.e2e.observe(ms / 1000.0);
+  for (double ms : metrics.raw.queue_times_ms) r.queue.observe(ms / 1000.0);
   r.draft_tokens += metrics.raw.num_proposed_tokens;
   r.accepted_tokens += metrics.raw.num_accepted_tokens;
 }
@@ -135,6 +137,8 @@ std::string prometheus_text(std::span<const ModelSample> samples) {
              &ServerMetrics::Recorded::inter_token);
   histograms("kiln:e2e_request_latency_seconds", "Request latency from arrival to its end.",
              &ServerMetrics::Recorded::e2e);
+  histograms("kiln:request_queue_time_seconds", "Time from arrival to the first step that scheduled the request.",
+             &ServerMetrics::Recorded::queue);
   return out;
 }
 

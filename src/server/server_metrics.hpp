@@ -1,7 +1,7 @@
 // GET /metrics: Prometheus text, one sample per served model (label model_name). The engine's
 // gauges and counters (running and waiting requests, KV usage, prefix-cache queries and hits,
 // preemptions, tokens) are read from each pipeline when scraped; the latency histograms (time to
-// first token, inter-token latency, end-to-end) and speculative decoding's counts are recorded
+// first token, inter-token latency, end-to-end, queue time) and speculative decoding's counts are recorded
 // here as requests end. The queue, KV and running gauges are also published under the names vLLM
 // gives them, which inference gateways (the Kubernetes Gateway API Inference Extension's
 // model-server protocol) and autoscalers read.
@@ -36,7 +36,7 @@ class Histogram {
 class ServerMetrics {
  public:
   struct Recorded {
-    Histogram ttft, inter_token, e2e;
+    Histogram ttft, inter_token, e2e, queue;
     std::uint64_t finished[4] = {};    // by finish reason: stop, length, abort, error
     std::int64_t draft_tokens = 0;     // speculative decoding: candidates proposed
     std::int64_t accepted_tokens = 0;  // and accepted

@@ -354,6 +354,10 @@ TEST(ContinuousBatching, SharedPrefixIsComputedOnceAndChangesNoToken) {
     ASSERT_EQ(raw.ttfts_ms.size(), 1u);
     EXPECT_GT(raw.ttfts_ms[0], 0);
     EXPECT_GE(raw.generate_durations_ms[0], raw.ttfts_ms[0]);
+    // Waiting for the first step comes before the first token.
+    ASSERT_EQ(raw.queue_times_ms.size(), 1u);
+    EXPECT_GE(raw.queue_times_ms[0], 0);
+    EXPECT_LE(raw.queue_times_ms[0], raw.ttfts_ms[0]);
   }
   const PipelineMetrics m = cached->get_metrics();
   EXPECT_GE(m.prefix_cache_hits, static_cast<std::int64_t>(g.prompts.size() - 1) * full_blocks);

@@ -29,6 +29,7 @@ TEST(ServerMetrics, EngineGaugesUnderKilnAndVllmNames) {
   m.raw.ttfts_ms = {250.0};
   m.raw.token_latencies_ms = {20.0, 30.0};
   m.raw.generate_durations_ms = {1000.0};
+  m.raw.queue_times_ms = {400.0};
   m.raw.num_proposed_tokens = 10;
   m.raw.num_accepted_tokens = 7;
   metrics.record(m, "length");
@@ -55,6 +56,8 @@ TEST(ServerMetrics, EngineGaugesUnderKilnAndVllmNames) {
   EXPECT_TRUE(has_line(text, "kiln:spec_decode_num_accepted_tokens_total{model_name=\"tiny\"} 7")) << text;
   EXPECT_TRUE(has_line(text, "kiln:inter_token_latency_seconds_count{model_name=\"tiny\"} 2")) << text;
   EXPECT_TRUE(has_line(text, "kiln:e2e_request_latency_seconds_sum{model_name=\"tiny\"} 1")) << text;
+  EXPECT_TRUE(has_line(text, "kiln:request_queue_time_seconds_bucket{model_name=\"tiny\",le=\"0.3\"} 0")) << text;
+  EXPECT_TRUE(has_line(text, "kiln:request_queue_time_seconds_bucket{model_name=\"tiny\",le=\"0.5\"} 1")) << text;
 }
 
 TEST(ServerMetrics, SeveralModelsShareEachFamilyHeader) {

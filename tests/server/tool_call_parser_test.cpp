@@ -187,6 +187,8 @@ struct TemplateCase {
   bool several_calls;  // Llama 3.x templates refuse more than one call per turn
 };
 
+void PrintTo(const TemplateCase& c, std::ostream* os) { *os << c.template_file; }
+
 class PublishedTemplate : public ::testing::TestWithParam<TemplateCase> {};
 
 TEST_P(PublishedTemplate, ParsesTheCallsItRenders) {
