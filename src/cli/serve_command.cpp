@@ -47,8 +47,10 @@ std::string read_key_file(const std::string& path) {
 
 void run(const ServeFlags& f) {
   server::ServeOptions o;
+  const server::AnswerParsers parsers =
+      server::answer_parsers(f.reasoning_parser, f.tool_call_parser, "serve: --reasoning-parser / --tool-call-parser");
   if (!f.config.empty()) {
-    o.models = server::read_models_config(f.config);
+    o.models = server::read_models_config(f.config, parsers);
   } else {
     server::ServedModelOptions m;
     m.dir = model_dir(f.pipeline);
@@ -58,6 +60,7 @@ void run(const ServeFlags& f) {
     m.properties = pipeline_properties(f.pipeline);
     m.scheduler = f.scheduler;
     m.scheduler.enable_prefix_caching = !f.no_prefix_caching;
+    m.parsers = parsers;
     o.models.push_back(std::move(m));
   }
   o.http.host = f.host;
@@ -69,8 +72,6 @@ void run(const ServeFlags& f) {
   o.routes.api_key = f.api_key_file.empty() ? f.api_key : read_key_file(f.api_key_file);
   o.routes.max_waiting = f.max_waiting;
   o.routes.limits.max_tokens = f.max_tokens_limit;
-  o.routes.split_reasoning = !f.reasoning_parser.empty();
-  if (!f.tool_call_parser.empty()) o.routes.tool_call_format = server::tool_call_format(f.tool_call_parser);
   std::string names;
   for (const auto& m : o.models) names += (names.empty() ? "" : ", ") + m.name;
   o.on_listening = [&](std::uint16_t port) {
@@ -120,11 +121,12 @@ void register_serve_command(CLI::App& app) {
   cmd->add_option("--allowed-origins", f->allowed_origins,
                   "Browser origins allowed to call the API (CORS), or *; repeatable (default: CORS off)");
   cmd->add_option("--reasoning-parser", f->reasoning_parser,
-                  "Split <think> reasoning out of chat answers into reasoning_content (vLLM's names accepted)")
+                  "Split <think> reasoning out of chat answers into reasoning_content (vLLM's names accepted; "
+                  "with --config, for the models that name none)")
       ->check(CLI::IsMember({"think", "deepseek_r1", "qwen3"}));
   cmd->add_option("--tool-call-parser", f->tool_call_parser,
                   "Read tool calls out of chat answers in this model family's format (vLLM's names); without it "
-                  "requests with tools are refused")
+                  "requests with tools are refused (with --config, for the models that name none)")
       ->check(CLI::IsMember({"hermes", "llama3_json", "mistral"}));
   cmd->add_option("--max-num-seqs", f->scheduler.max_num_seqs, "Sequences one engine step may run")
       ->capture_default_str()

@@ -68,13 +68,13 @@ std::string decimal_at_most(std::int64_t n) {
 }  // namespace
 
 OpenAiRoutes::OpenAiRoutes(RouteOptions options) : options_(std::move(options)), started_(unix_seconds()) {
-  for (const std::string& name : options_.model_names) {
-    served_.push_back({name, std::make_shared<ServerMetrics>(name), nullptr});
+  for (const ModelRoute& m : options_.models) {
+    served_.push_back({m.name, m.parsers, std::make_shared<ServerMetrics>(m.name), nullptr, nullptr});
   }
 }
 
 void OpenAiRoutes::set_pipeline(const std::string& name, std::shared_ptr<ContinuousBatchingPipeline> pipeline) {
-  const bool first = !options_.model_names.empty() && name == options_.model_names.front();
+  const bool first = !options_.models.empty() && name == options_.models.front().name;
   std::string spec = first && pipeline ? model_spec(*pipeline) : std::string();
   std::shared_ptr<const ChatTemplate> chat_template;
   if (pipeline && !pipeline->get_tokenizer().chat_template().empty()) {
@@ -101,8 +101,10 @@ OpenAiRoutes::Served OpenAiRoutes::target(const nlohmann::ordered_json& body) co
   std::optional<Served> found;
   if (model == body.end() || model->is_null()) {
     if (all.size() != 1) {
-      throw ApiError::bad_request(
-          fmt::format("'model' is required: this server serves {}", fmt::join(options_.model_names, ", ")), "model");
+      std::vector<std::string> names;
+      for (const Served& s : all) names.push_back(s.name);
+      throw ApiError::bad_request(fmt::format("'model' is required: this server serves {}", fmt::join(names, ", ")),
+                                  "model");
     }
     found = all.front();
   } else {
@@ -232,15 +234,21 @@ Reply OpenAiRoutes::completion(Endpoint endpoint, const HttpRequest& request) {
   std::vector<GenerationHandle> handles;  // a failure below cancels the ones already added
   std::vector<std::string> echo;
   if (endpoint == Endpoint::kChat) {
+    if (r.tool_choice.mode != ToolChoice::Mode::kNone && !model.parsers.tool_call_format) {
+      throw ApiError::bad_request(
+          "'tools' need a tool-call parser: serve the model with --tool-call-parser hermes, llama3_json or mistral "
+          "(or send tool_choice: \"none\")",
+          "tools");
+    }
     const ChatPrompt prompt = chat_prompt(model, r);
     if (r.tool_choice.mode != ToolChoice::Mode::kNone) {
-      const ToolCallFormat format = *options_.tool_call_format;
+      const ToolCallFormat format = *model.parsers.tool_call_format;
       // Mistral's [TOOL_CALLS] is a special token: the parser must see it.
       if (format == ToolCallFormat::kMistral) r.config.skip_special_tokens = false;
       const bool named = r.tool_choice.mode == ToolChoice::Mode::kNamed;
       context.tools = ToolCalling{format, named || !r.parallel_tool_calls, named, prompt.prefill};
     }
-    if (options_.split_reasoning) {
+    if (model.parsers.split_reasoning) {
       // A template that ends its generation prompt in <think> (DeepSeek-R1's) opens the block.
       std::string rendered = prompt.rendered;
       while (!rendered.empty() && std::isspace(static_cast<unsigned char>(rendered.back()))) rendered.pop_back();
@@ -269,13 +277,7 @@ ChatPrompt OpenAiRoutes::chat_prompt(const Served& model, const CompletionReques
   if (!model.chat_template) {
     throw ApiError::bad_request("the model '" + model.name + "' has no chat template: use /v1/completions", "messages");
   }
-  if (request.tool_choice.mode != ToolChoice::Mode::kNone && !options_.tool_call_format) {
-    throw ApiError::bad_request(
-        "'tools' need a tool-call parser: start the server with --tool-call-parser hermes, llama3_json or mistral "
-        "(or send tool_choice: \"none\")",
-        "tools");
-  }
-  return render_chat_prompt(*model.chat_template, request, options_.tool_call_format, add_generation_prompt);
+  return render_chat_prompt(*model.chat_template, request, model.parsers.tool_call_format, add_generation_prompt);
 }
 
 HttpResponse OpenAiRoutes::tokenize(const HttpRequest& request) const {

@@ -15,6 +15,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "kiln/continuous_batching_pipeline.hpp"
+#include "server/answer_parsers.hpp"
 #include "server/chat_prompt.hpp"
 #include "server/http_message.hpp"
 #include "server/openai_request.hpp"
@@ -24,23 +25,24 @@
 
 namespace kiln::server {
 
+// A served model as the routes know it.
+struct ModelRoute {
+  std::string name;
+  AnswerParsers parsers;
+};
+
 struct RouteOptions {
-  std::vector<std::string> model_names;  // the served models; a request without `model` needs one
-  std::string api_key;                   // "" : no key needed
-  std::int64_t max_waiting = 0;          // requests waiting beyond this get 429 (0: no limit)
+  std::vector<ModelRoute> models;  // the served models; a request without `model` needs one
+  std::string api_key;             // "" : no key needed
+  std::int64_t max_waiting = 0;    // requests waiting beyond this get 429 (0: no limit)
   RequestLimits limits;
-  // Chat answers split <think> blocks into reasoning_content (vLLM's --reasoning-parser).
-  bool split_reasoning = false;
-  // Chat requests with tools read calls in this format (vLLM's --tool-call-parser); without
-  // one, tools are refused unless tool_choice is "none".
-  std::optional<ToolCallFormat> tool_call_format;
 };
 
 class OpenAiRoutes {
  public:
   explicit OpenAiRoutes(RouteOptions options);
 
-  // A model of options.model_names, loaded (any thread); null unloads it. Until all are loaded
+  // A model of options.models, loaded (any thread); null unloads it. Until all are loaded
   // /health answers 503, and so do requests for a model still loading.
   void set_pipeline(const std::string& name, std::shared_ptr<ContinuousBatchingPipeline> pipeline);
   Reply handle(const HttpRequest& request);
@@ -48,6 +50,7 @@ class OpenAiRoutes {
  private:
   struct Served {
     std::string name;
+    AnswerParsers parsers;
     std::shared_ptr<ServerMetrics> metrics;
     std::shared_ptr<ContinuousBatchingPipeline> pipeline;  // null while loading
     std::shared_ptr<const ChatTemplate> chat_template;     // null without one
@@ -62,8 +65,7 @@ class OpenAiRoutes {
   HttpResponse health() const;
   HttpResponse models() const;
   Reply completion(Endpoint endpoint, const HttpRequest& request);
-  // A chat request's prompt with its model's template: 400 without one, or for tools without
-  // a tool-call parser.
+  // A chat request's prompt with its model's template (400 without one).
   ChatPrompt chat_prompt(const Served& model, const CompletionRequest& request,
                          bool add_generation_prompt = true) const;
   HttpResponse tokenize(const HttpRequest& request) const;
@@ -73,7 +75,7 @@ class OpenAiRoutes {
   const RouteOptions options_;
   const std::int64_t started_;  // Unix seconds: the models' "created"
   mutable std::mutex mutex_;
-  std::vector<Served> served_;  // in options_.model_names order
+  std::vector<Served> served_;  // in options_.models order
   std::string spec_;            // model_spec() of the first model, once loaded
   std::atomic<std::uint64_t> next_request_id_{1};
 };

@@ -10,8 +10,8 @@ namespace kiln::server {
 
 void serve(const ServeOptions& options) {
   RouteOptions route_options = options.routes;
-  route_options.model_names.clear();
-  for (const ServedModelOptions& m : options.models) route_options.model_names.push_back(m.name);
+  route_options.models.clear();
+  for (const ServedModelOptions& m : options.models) route_options.models.push_back({m.name, m.parsers});
   OpenAiRoutes routes(route_options);
   HttpServer http(options.http, [&routes](const HttpRequest& request) { return routes.handle(request); });
   const std::uint16_t port = http.listen();

@@ -18,9 +18,12 @@ const std::set<std::string> kFields = {"name",
                                        "cache_size",
                                        "num_kv_blocks",
                                        "enable_prefix_caching",
-                                       "properties"};
+                                       "properties",
+                                       "reasoning_parser",
+                                       "tool_call_parser"};
 
-ServedModelOptions read_model(const Json& entry, const std::string& where, const std::filesystem::path& base) {
+ServedModelOptions read_model(const Json& entry, const std::string& where, const std::filesystem::path& base,
+                              const AnswerParsers& default_parsers) {
   if (!entry.is_object()) fail("{}: must be an object", where);
   const JsonFields f(entry, where);
   for (const auto& [key, value] : entry.items()) {
@@ -52,12 +55,19 @@ ServedModelOptions read_model(const Json& entry, const std::string& where, const
       m.properties.device_properties[name] = value.get<std::string>();
     }
   }
+  const AnswerParsers own = answer_parsers(f.get_or<std::string>("reasoning_parser", ""),
+                                           f.get_or<std::string>("tool_call_parser", ""), where);
+  m.parsers.split_reasoning =
+      entry.contains("reasoning_parser") ? own.split_reasoning : default_parsers.split_reasoning;
+  m.parsers.tool_call_format =
+      entry.contains("tool_call_parser") ? own.tool_call_format : default_parsers.tool_call_format;
   return m;
 }
 
 }  // namespace
 
-std::vector<ServedModelOptions> read_models_config(const std::filesystem::path& file) {
+std::vector<ServedModelOptions> read_models_config(const std::filesystem::path& file,
+                                                   const AnswerParsers& default_parsers) {
   const Json config = read_json_file(file);
   const std::string origin = file.string();
   if (!config.is_object()) fail("{}: must be a JSON object with a \"models\" array", origin);
@@ -70,7 +80,7 @@ std::vector<ServedModelOptions> read_models_config(const std::filesystem::path& 
   std::set<std::string> names;
   for (std::size_t i = 0; i < models->size(); ++i) {
     const std::string where = origin + ": models[" + std::to_string(i) + "]";
-    out.push_back(read_model((*models)[i], where, file.parent_path()));
+    out.push_back(read_model((*models)[i], where, file.parent_path(), default_parsers));
     if (!names.insert(out.back().name).second) fail("{}: name '{}' is served twice", where, out.back().name);
   }
   return out;

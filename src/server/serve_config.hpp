@@ -4,7 +4,8 @@
 //   {"models": [{"name": "chat", "model": "DIR", "device": "CPU", "draft": "DIR",
 //                "context": 4096, "max_num_seqs": 64, "max_num_batched_tokens": 2048,
 //                "cache_size": 0, "num_kv_blocks": 0, "enable_prefix_caching": true,
-//                "properties": {"KV_CACHE_PRECISION": "u8"}}, ...]}
+//                "properties": {"KV_CACHE_PRECISION": "u8"},
+//                "reasoning_parser": "qwen3", "tool_call_parser": "hermes"}, ...]}
 // Only "name" and "model" are required; a relative path is relative to the file.
 #pragma once
 
@@ -14,6 +15,7 @@
 
 #include "kiln/llm_pipeline.hpp"
 #include "kiln/scheduler_config.hpp"
+#include "server/answer_parsers.hpp"
 
 namespace kiln::server {
 
@@ -23,10 +25,12 @@ struct ServedModelOptions {
   std::string device = "CPU";
   SchedulerConfig scheduler;
   PipelineProperties properties;
+  AnswerParsers parsers;
 };
 
-// Throws kiln::Error naming the file and the field (an unknown field too: a typo must not pass
-// as a default).
-std::vector<ServedModelOptions> read_models_config(const std::filesystem::path& file);
+// `default_parsers` serve the models that name no parser of their own. Throws kiln::Error naming
+// the file and the field (an unknown field too: a typo must not pass as a default).
+std::vector<ServedModelOptions> read_models_config(const std::filesystem::path& file,
+                                                   const AnswerParsers& default_parsers = {});
 
 }  // namespace kiln::server

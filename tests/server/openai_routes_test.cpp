@@ -19,7 +19,7 @@ using json = nlohmann::json;
 using namespace std::chrono_literals;
 
 struct Fixture {
-  Fixture() : golden(testing::load_golden_checkpoint("llama3_tiny")), routes({.model_names = {"tiny"}}) {
+  Fixture() : golden(testing::load_golden_checkpoint("llama3_tiny")), routes({.models = {{"tiny", {}}}}) {
     pipeline = load(golden.dir);
     routes.set_pipeline("tiny", pipeline);
   }
@@ -170,7 +170,7 @@ TEST(OpenAiRoutes, BadRequestsNeverReachTheEngine) {
 TEST(OpenAiRoutes, SeveralModelsEachWithItsOwnPipeline) {
   const auto llama3 = testing::load_golden_checkpoint("llama3_tiny");
   const auto llama2 = testing::load_golden_checkpoint("llama2_tiny");
-  OpenAiRoutes routes({.model_names = {"three", "two"}});
+  OpenAiRoutes routes({.models = {{"three", {}}, {"two", {}}}});
   const auto body = [](const std::string& model, const std::vector<std::int32_t>& ids) {
     return json{{"model", model}, {"prompt", ids}, {"max_tokens", 4}, {"temperature", 0}, {"ignore_eos", true}}.dump();
   };

@@ -22,10 +22,12 @@ TEST(ServeConfig, ReadsEveryField) {
   const auto path = write(dir, R"({"models": [
     {"name": "a", "model": "m1", "device": "REFERENCE", "draft": "d", "context": 1024, "max_num_seqs": 8,
      "max_num_batched_tokens": 512, "cache_size": 2, "num_kv_blocks": 100, "enable_prefix_caching": false,
-     "properties": {"KV_CACHE_PRECISION": "u8"}},
-    {"name": "b", "model": "/abs/m2"}]})");
-  const auto models = read_models_config(path);
-  ASSERT_EQ(models.size(), 2u);
+     "properties": {"KV_CACHE_PRECISION": "u8"}, "reasoning_parser": "qwen3", "tool_call_parser": "mistral"},
+    {"name": "b", "model": "/abs/m2"}, {"name": "c", "model": "m3", "tool_call_parser": ""}]})");
+  // The command line's parsers serve the models that name none.
+  const AnswerParsers defaults{.split_reasoning = false, .tool_call_format = ToolCallFormat::kHermes};
+  const auto models = read_models_config(path, defaults);
+  ASSERT_EQ(models.size(), 3u);
   const ServedModelOptions& a = models[0];
   EXPECT_EQ(a.name, "a");
   EXPECT_EQ(a.dir, dir.path() / "m1");
@@ -42,6 +44,11 @@ TEST(ServeConfig, ReadsEveryField) {
   EXPECT_EQ(models[1].dir, "/abs/m2");
   EXPECT_EQ(models[1].device, "CPU");
   EXPECT_TRUE(models[1].scheduler.enable_prefix_caching);
+  EXPECT_TRUE(a.parsers.split_reasoning);
+  EXPECT_EQ(a.parsers.tool_call_format, ToolCallFormat::kMistral);
+  EXPECT_FALSE(models[1].parsers.split_reasoning);
+  EXPECT_EQ(models[1].parsers.tool_call_format, ToolCallFormat::kHermes);
+  EXPECT_FALSE(models[2].parsers.tool_call_format) << "an empty name turns the default off";
 }
 
 TEST(ServeConfig, MistakesNameFileAndField) {
@@ -58,6 +65,8 @@ TEST(ServeConfig, MistakesNameFileAndField) {
   bad(R"({"models": [{"name": "a", "model": "m", "context": "long"}]})", "context");
   bad(R"({"models": [{"name": "a", "model": "m"}, {"name": "a", "model": "n"}]})", "served twice");
   bad(R"({"models": [{"name": "a", "model": "m", "properties": {"X": 1}}]})", "properties");
+  bad(R"({"models": [{"name": "a", "model": "m", "tool_call_parser": "pythonic"}]})", "pythonic");
+  bad(R"({"models": [{"name": "a", "model": "m", "reasoning_parser": "r1"}]})", "models[0]");
   EXPECT_KILN_ERROR(read_models_config(dir.path() / "missing.json"), "missing.json");
 }
 
