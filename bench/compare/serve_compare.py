@@ -44,6 +44,14 @@ throughput; TTFT is request sent to first streamed token; ITL is per request (la
 first token time) / (tokens - 1), its p50/p99 over tokens; TPOT is a request's latency over its
 output tokens. Token counts are the servers' own `usage` figures; the script warns when a request
 did not produce exactly --new-tokens.
+
+kiln's server overhead: `kiln serve` does all its HTTP, JSON and SSE work on one thread (the
+process's main thread, Boost.Beast's event loop); tokens are sampled and detokenized on the engine
+thread and its workers, as in-process. Over each measured window the script reads every thread's
+CPU time from /proc and reports the main thread's share of the process's CPU time ("HTTP CPU"):
+on a machine whose cores the engine keeps busy, that is the share of compute the server takes from
+generation. Compare it with the 3% goal; the tok/s against `kiln bench` in-process also counts
+GuideLLM's own use of the same cores.
 """
 import argparse
 import json
@@ -123,6 +131,26 @@ def warm_up(a, url, streams):
             r.read()
     with ThreadPoolExecutor(streams) as pool:
         list(pool.map(one, range(1000 * streams, 1001 * streams)))
+
+
+def thread_cpu_seconds(pid):
+    """CPU time (user + system) of each thread of `pid`: {tid: seconds}."""
+    ticks, out = os.sysconf("SC_CLK_TCK"), {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            stat = open(f"/proc/{pid}/task/{tid}/stat").read()
+        except FileNotFoundError:  # the thread ended
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "
+        out[int(tid)] = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return out
+
+
+def main_thread_share(pid, before, after):
+    """The main thread's share of the process's CPU time between two thread_cpu_seconds()."""
+    spent = {t: after[t] - before.get(t, 0.0) for t in after}
+    total = sum(spent.values())
+    return spent.get(pid, 0.0) / total if total > 0 else 0.0
 
 
 def guidellm(a, url, streams, outdir):
@@ -209,7 +237,10 @@ def main():
                 try:
                     for c in a.concurrency:
                         warm_up(a, server.url, c)
+                        before = thread_cpu_seconds(server.proc.pid)
                         r = guidellm(a, server.url, c, tmp)
+                        r["main_thread_cpu_share"] = main_thread_share(server.proc.pid, before,
+                                                                       thread_cpu_seconds(server.proc.pid))
                         runs.append({"round": rnd, "engine": name, "concurrency": c, **r})
                         print(f"  c={c}: {r['tok_s']:.1f} tok/s, TTFT p99 {r['ttft_p99']:.0f} ms, "
                               f"ITL p50 {r['itl_p50']:.1f} ms ({r['requests']} requests)", file=sys.stderr)
@@ -232,15 +263,16 @@ def main():
           f"{a.new_tokens} new tokens, median of {a.rounds} rounds\n")
     print("| streams | requests | kiln tok/s | llama-server tok/s | kiln / llama tok/s | "
           "kiln TTFT p50 / p99 ms | llama TTFT p50 / p99 ms | kiln / llama TTFT p99 | "
-          "kiln ITL p50 / p99 ms | llama ITL p50 / p99 ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "kiln ITL p50 / p99 ms | llama ITL p50 / p99 ms | kiln HTTP CPU |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for c in a.concurrency:
         k = {key: cell("kiln", c, key) for key, _, _ in METRICS + [("requests", 0, 0)]}
         ll = {key: cell("llama-server", c, key) for key, _, _ in METRICS}
         print(f"| {c} | {k['requests']:.0f} | {k['tok_s']:.1f} | {ll['tok_s']:.1f} | {ratio(c, 'tok_s')} | "
               f"{k['ttft_p50']:.0f} / {k['ttft_p99']:.0f} | {ll['ttft_p50']:.0f} / {ll['ttft_p99']:.0f} | "
               f"{ratio(c, 'ttft_p99')} | {k['itl_p50']:.1f} / {k['itl_p99']:.1f} | "
-              f"{ll['itl_p50']:.1f} / {ll['itl_p99']:.1f} |")
+              f"{ll['itl_p50']:.1f} / {ll['itl_p99']:.1f} | "
+              f"{100 * cell('kiln', c, 'main_thread_cpu_share'):.1f}% |")
 
 
 if __name__ == "__main__":

@@ -69,22 +69,29 @@ std::string decimal_at_most(std::int64_t n) {
 
 OpenAiRoutes::OpenAiRoutes(RouteOptions options) : options_(std::move(options)), started_(unix_seconds()) {
   for (const ModelRoute& m : options_.models) {
-    served_.push_back({m.name, m.parsers, std::make_shared<ServerMetrics>(m.name), nullptr, nullptr});
+    served_.push_back({m.name, m.parsers, std::make_shared<ServerMetrics>(m.name), nullptr, nullptr, {}});
   }
 }
 
 void OpenAiRoutes::set_pipeline(const std::string& name, std::shared_ptr<ContinuousBatchingPipeline> pipeline) {
   const bool first = !options_.models.empty() && name == options_.models.front().name;
   std::string spec = first && pipeline ? model_spec(*pipeline) : std::string();
+  // A template that does not parse fails chat requests, not the model: completions still work.
   std::shared_ptr<const ChatTemplate> chat_template;
+  std::string problem = "the model '" + name + "' has no chat template: use /v1/completions";
   if (pipeline && !pipeline->get_tokenizer().chat_template().empty()) {
-    chat_template = std::make_shared<const ChatTemplate>(pipeline->get_tokenizer());
+    try {
+      chat_template = std::make_shared<const ChatTemplate>(pipeline->get_tokenizer());
+    } catch (const Error& e) {
+      problem = "the model '" + name + "' has a chat template that does not parse: " + e.what();
+    }
   }
   std::lock_guard lock(mutex_);
   for (Served& s : served_) {
     if (s.name == name) {
       s.pipeline = std::move(pipeline);
       s.chat_template = std::move(chat_template);
+      s.chat_template_problem = s.chat_template ? std::string() : problem;
     }
   }
   if (first) spec_ = std::move(spec);
@@ -274,9 +281,7 @@ Reply OpenAiRoutes::completion(Endpoint endpoint, const HttpRequest& request) {
 
 ChatPrompt OpenAiRoutes::chat_prompt(const Served& model, const CompletionRequest& request,
                                      bool add_generation_prompt) const {
-  if (!model.chat_template) {
-    throw ApiError::bad_request("the model '" + model.name + "' has no chat template: use /v1/completions", "messages");
-  }
+  if (!model.chat_template) throw ApiError::bad_request(model.chat_template_problem, "messages");
   return render_chat_prompt(*model.chat_template, request, model.parsers.tool_call_format, add_generation_prompt);
 }
 

@@ -53,7 +53,8 @@ class OpenAiRoutes {
     AnswerParsers parsers;
     std::shared_ptr<ServerMetrics> metrics;
     std::shared_ptr<ContinuousBatchingPipeline> pipeline;  // null while loading
-    std::shared_ptr<const ChatTemplate> chat_template;     // null without one
+    std::shared_ptr<const ChatTemplate> chat_template;     // null without a usable one
+    std::string chat_template_problem;                     // why it is null, for the 400
   };
   std::vector<Served> served() const;  // a copy, under the lock
   // The model a request body names (the only one when it names none), loaded: 400 for a
