@@ -1,5 +1,6 @@
 #include "server/serve.hpp"
 
+#include <atomic>
 #include <exception>
 #include <memory>
 #include <thread>
@@ -19,9 +20,11 @@ void serve(const ServeOptions& options) {
   if (options.on_listening) options.on_listening(port);
 
   std::exception_ptr load_error;
+  std::atomic<bool> stopped{false};  // a drain ended: the models not loaded yet are not needed
   std::thread loader([&] {
     try {
       for (const ServedModelOptions& m : options.models) {
+        if (stopped) break;
         routes.set_pipeline(m.name,
                             std::make_shared<ContinuousBatchingPipeline>(m.dir, m.scheduler, m.device, m.properties));
         if (options.on_ready) options.on_ready(m.name);
@@ -32,7 +35,8 @@ void serve(const ServeOptions& options) {
     }
   });
   http.run();
-  loader.join();
+  stopped = true;
+  loader.join();  // waits for a load in progress (a pipeline cannot stop half-built)
   // The engines stop; requests still in flight end as cancelled.
   for (const ServedModelOptions& m : options.models) routes.set_pipeline(m.name, nullptr);
   if (load_error) std::rethrow_exception(load_error);
