@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/json_text.hpp"
+
 namespace kiln::server {
 
 ApiError::ApiError(int status, std::string message, std::string type, std::string param, std::string code)
@@ -45,7 +47,7 @@ std::string ApiError::to_json() const {
   const auto nullable = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
   const nlohmann::json body = {
       {"error", {{"message", what()}, {"type", type_}, {"param", nullable(param_)}, {"code", nullable(code_)}}}};
-  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return dump(body);
 }
 
 HttpResponse error_response(const ApiError& error) {

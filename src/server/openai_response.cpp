@@ -66,8 +66,6 @@ json usage(std::int64_t prompt_tokens, std::int64_t completion_tokens) {
           {"total_tokens", prompt_tokens + completion_tokens}};
 }
 
-std::string dump(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
-
 std::string sse_event(const json& data) { return "data: " + dump(data) + "\n\n"; }
 
 }  // namespace kiln::server

@@ -11,6 +11,7 @@
 
 #include "kiln/decoded_results.hpp"
 #include "kiln/tokenizer.hpp"
+#include "server/json_text.hpp"
 
 namespace kiln::server {
 
@@ -30,8 +31,5 @@ nlohmann::json usage(std::int64_t prompt_tokens, std::int64_t completion_tokens)
 // One server-sent event: "data: <json>\n\n".
 std::string sse_event(const nlohmann::json& data);
 inline constexpr const char* kSseDone = "data: [DONE]\n\n";
-
-// JSON text that replaces invalid UTF-8 (a token can end in the middle of a character).
-std::string dump(const nlohmann::json& value);
 
 }  // namespace kiln::server

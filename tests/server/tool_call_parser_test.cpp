@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -170,6 +171,45 @@ TEST(ToolCallParser, PrefillStartsACallTheModelFinishes) {
     const Parsed any = parse_every_way(format, tool_call_prefill(format, "") + "f\", \"arguments\": {}" + ending);
     ASSERT_EQ(any.calls.size(), 1u);
     EXPECT_EQ(any.calls[0].name, "f");
+  }
+}
+
+// Random texts built from the formats' own fragments: whatever the text, the parsers must not
+// fail, pieces must not matter, and a Hermes text in which no call parsed comes back unchanged.
+TEST(ToolCallParser, RandomFragmentsParseTheSameInPieces) {
+  const std::vector<std::string> fragments = {"<tool_call>",
+                                              "</tool_call>",
+                                              "[TOOL_CALLS]",
+                                              "[ARGS]",
+                                              "<|python_tag|>",
+                                              "{",
+                                              "}",
+                                              "[",
+                                              "]",
+                                              "\"",
+                                              "\\",
+                                              "\"name\"",
+                                              "\"arguments\"",
+                                              "\"parameters\"",
+                                              ":",
+                                              ",",
+                                              ";",
+                                              " ",
+                                              "\n",
+                                              "f",
+                                              "7",
+                                              "null",
+                                              "é"};
+  std::mt19937 rng(20261205);
+  std::uniform_int_distribution<std::size_t> pick(0, fragments.size() - 1), length(0, 40);
+  for (int round = 0; round < 600; ++round) {
+    std::string text;
+    for (std::size_t n = length(rng); n > 0; --n) text += fragments[pick(rng)];
+    for (ToolCallFormat format : {ToolCallFormat::kHermes, ToolCallFormat::kLlama3Json, ToolCallFormat::kMistral}) {
+      const Parsed p = parse_every_way(format, text, /*single_call=*/round % 2 == 1);
+      for (const Call& call : p.calls) EXPECT_FALSE(call.name.empty()) << text;
+      if (format == ToolCallFormat::kHermes && p.calls.empty()) EXPECT_EQ(p.content, text);
+    }
   }
 }
 
