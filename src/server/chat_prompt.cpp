@@ -6,18 +6,36 @@
 namespace kiln::server {
 
 ChatPrompt render_chat_prompt(const ChatTemplate& chat_template, const CompletionRequest& request,
-                              std::optional<ToolCallFormat> format, bool add_generation_prompt) {
+                              std::optional<ToolCallFormat> format) {
   ChatTemplateOptions options;
-  options.add_generation_prompt = add_generation_prompt;
+  options.add_generation_prompt = request.add_generation_prompt;
   options.tools = request.tools;
+  options.documents = request.documents;
+  options.variables = request.template_variables;
   ChatPrompt prompt;
   try {
     prompt.rendered = chat_template.apply(request.messages, options);
   } catch (const Error& e) {
     throw ApiError::bad_request(std::string("the model's chat template refused the messages: ") + e.what(), "messages");
   }
+  if (request.continue_final_message) {
+    // transformers' rule: cut after the last occurrence of the final message's content, or of
+    // its stripped form (some templates trim messages).
+    std::string final = request.messages.back()["content"].get<std::string>();
+    std::size_t at = final.empty() ? std::string::npos : prompt.rendered.rfind(final);
+    if (at == std::string::npos) {
+      const std::size_t first = final.find_first_not_of(" \t\n\r");
+      final = first == std::string::npos ? "" : final.substr(first, final.find_last_not_of(" \t\n\r") - first + 1);
+      at = final.empty() ? std::string::npos : prompt.rendered.rfind(final);
+    }
+    if (at == std::string::npos) {
+      throw ApiError::bad_request("continue_final_message: the template does not show the final message's content",
+                                  "continue_final_message");
+    }
+    prompt.rendered.resize(at + final.size());
+  }
   const ToolChoice& choice = request.tool_choice;
-  if (add_generation_prompt && format &&
+  if (request.add_generation_prompt && format &&
       (choice.mode == ToolChoice::Mode::kRequired || choice.mode == ToolChoice::Mode::kNamed)) {
     prompt.prefill = tool_call_prefill(*format, choice.name);
   }

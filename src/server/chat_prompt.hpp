@@ -17,9 +17,10 @@ struct ChatPrompt {
   std::string prefill;   // the forced call's start ("" unless tool_choice is required or named)
 };
 
-// `format`: the server's tool-call parser (needed for a prefill). Throws ApiError (400) where
-// the template refuses the conversation, with the template's message.
+// `format`: the model's tool-call parser (needed for a prefill). With continue_final_message the
+// rendering ends where the last message's content does, as transformers' apply_chat_template
+// cuts it. Throws ApiError (400) where the template refuses the conversation, with its message.
 ChatPrompt render_chat_prompt(const ChatTemplate& chat_template, const CompletionRequest& request,
-                              std::optional<ToolCallFormat> format, bool add_generation_prompt = true);
+                              std::optional<ToolCallFormat> format);
 
 }  // namespace kiln::server

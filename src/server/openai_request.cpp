@@ -307,6 +307,35 @@ void refuse_unsupported(const json& body) {
   if (const json* suffix = find(body, "suffix"); suffix != nullptr) bad("suffix", "is not supported");
 }
 
+void read_template_extras(const json& body, CompletionRequest& r) {
+  if (const json* kwargs = find(body, "chat_template_kwargs")) {
+    if (!kwargs->is_object()) bad("chat_template_kwargs", "must be an object of template variables");
+    for (const char* own : {"messages", "tools", "documents", "add_generation_prompt"}) {
+      if (kwargs->contains(own))
+        bad("chat_template_kwargs", fmt::format("must not set '{}' (it is a field of its own)", own));
+    }
+    r.template_variables = *kwargs;
+  }
+  if (const json* documents = find(body, "documents")) {
+    if (!documents->is_array()) bad("documents", "must be an array of objects");
+    for (std::size_t i = 0; i < documents->size(); ++i) {
+      if (!(*documents)[i].is_object()) bad(fmt::format("documents[{}]", i), "must be an object");
+    }
+    r.documents = *documents;
+  }
+  r.continue_final_message = boolean(body, "continue_final_message", false);
+  r.add_generation_prompt = boolean(body, "add_generation_prompt", !r.continue_final_message);
+  if (r.continue_final_message) {
+    if (r.add_generation_prompt) bad("continue_final_message", "cannot be combined with add_generation_prompt: true");
+    if (r.messages.back()["role"] != "assistant") {
+      bad("continue_final_message", "needs the last message to be the assistant's");
+    }
+    if (r.tool_choice.mode == ToolChoice::Mode::kRequired || r.tool_choice.mode == ToolChoice::Mode::kNamed) {
+      bad("continue_final_message", "cannot be combined with a required or named tool_choice");
+    }
+  }
+}
+
 // Sampling as OpenAI defines it: temperature 1 unless given (the model's own sampling settings
 // when its generation config samples), 0 is greedy.
 void read_sampling(const json& body, const GenerationConfig& defaults, GenerationConfig& c) {
@@ -366,6 +395,7 @@ CompletionRequest parse_completion_request(Endpoint endpoint, const nlohmann::or
     r.tools = read_tools(body);
     r.tool_choice = read_tool_choice(body, r.tools);
     r.parallel_tool_calls = boolean(body, "parallel_tool_calls", true);
+    read_template_extras(body, r);
   } else {
     r.prompts = read_prompts(body);
     r.echo = boolean(body, "echo", false);

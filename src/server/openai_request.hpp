@@ -35,7 +35,15 @@ struct CompletionRequest {
   // with arguments as objects, "tool_call_id", "name" where given}), in the request's key order.
   nlohmann::ordered_json messages;
   nlohmann::ordered_json tools;  // chat: the function tools, or null
-  ToolChoice tool_choice;        // kNone when there are no tools
+  // vLLM's chat extras: more template variables (chat_template_kwargs, e.g. enable_thinking),
+  // retrieval documents, and how the prompt ends: with the template's generation prompt
+  // (add_generation_prompt, the default) or inside the last, assistant, message
+  // (continue_final_message: the answer continues it).
+  nlohmann::ordered_json template_variables;  // an object, or null
+  nlohmann::ordered_json documents;           // an array of objects, or null
+  bool add_generation_prompt = true;
+  bool continue_final_message = false;
+  ToolChoice tool_choice;  // kNone when there are no tools
   bool parallel_tool_calls = true;
   std::vector<Prompt> prompts;  // completions: one choice group per prompt
   bool stream = false;

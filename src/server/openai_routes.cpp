@@ -279,10 +279,9 @@ Reply OpenAiRoutes::completion(Endpoint endpoint, const HttpRequest& request) {
   return std::make_shared<CompletionJob>(std::move(r), std::move(handles), std::move(echo), std::move(context));
 }
 
-ChatPrompt OpenAiRoutes::chat_prompt(const Served& model, const CompletionRequest& request,
-                                     bool add_generation_prompt) const {
+ChatPrompt OpenAiRoutes::chat_prompt(const Served& model, const CompletionRequest& request) const {
   if (!model.chat_template) throw ApiError::bad_request(model.chat_template_problem, "messages");
-  return render_chat_prompt(*model.chat_template, request, model.parsers.tool_call_format, add_generation_prompt);
+  return render_chat_prompt(*model.chat_template, request, model.parsers.tool_call_format);
 }
 
 HttpResponse OpenAiRoutes::tokenize(const HttpRequest& request) const {
@@ -296,7 +295,6 @@ HttpResponse OpenAiRoutes::tokenize(const HttpRequest& request) const {
     if (!it->is_boolean()) throw ApiError::bad_request(fmt::format("'{}' must be true or false", name), name);
     return it->get<bool>();
   };
-  const std::optional<bool> add_generation_prompt = flag("add_generation_prompt");
   const std::optional<bool> add_special_tokens = flag("add_special_tokens");
   std::vector<std::int32_t> ids;
   const auto prompt = body.find("prompt");
@@ -308,7 +306,7 @@ HttpResponse OpenAiRoutes::tokenize(const HttpRequest& request) const {
     nlohmann::ordered_json chat = body;
     chat.erase("prompt");
     const CompletionRequest r = parse_completion_request(Endpoint::kChat, chat, p->get_config(), {});
-    const ChatPrompt prompt = chat_prompt(model, r, add_generation_prompt.value_or(true));
+    const ChatPrompt prompt = chat_prompt(model, r);
     ids = tokenizer.encode(prompt.rendered + prompt.prefill, add_special_tokens.value_or(false));
   } else {
     if (prompt == body.end() || !prompt->is_string()) {

@@ -67,8 +67,7 @@ class OpenAiRoutes {
   HttpResponse models() const;
   Reply completion(Endpoint endpoint, const HttpRequest& request);
   // A chat request's prompt with its model's template (400 without one).
-  ChatPrompt chat_prompt(const Served& model, const CompletionRequest& request,
-                         bool add_generation_prompt = true) const;
+  ChatPrompt chat_prompt(const Served& model, const CompletionRequest& request) const;
   HttpResponse tokenize(const HttpRequest& request) const;
   HttpResponse detokenize(const HttpRequest& request) const;
   HttpResponse metrics() const;

@@ -274,6 +274,17 @@ def test_stream_with_openai_accumulator_matches_non_stream(tool_client, case):
     assert content_done == ([CASES[case][1][0]] if CASES[case][1][0] else [])
 
 
+def test_continue_final_message_continues_the_answer(tool_client):
+    # The rendering stops inside the assistant's message, after its trailing space, and the model
+    # goes on from a space with P2 P3 (vLLM's extra fields, sent as the openai client sends them).
+    messages = [*QUESTION, {"role": "assistant", "content": "The answer is "}]
+    r = tool_client.chat.completions.create(model=TOOL_MODEL_NAME, messages=messages, max_tokens=16,
+                                            extra_body={"continue_final_message": True,
+                                                        "add_generation_prompt": False})
+    assert r.choices[0].message.content == P2 + P3
+    assert r.choices[0].finish_reason == "stop"
+
+
 def test_sampled_answers_are_the_script(tool_client):
     # Sampling at temperature 1 gives the greedy text; each of n choices is parsed on its own.
     r = tool_client.chat.completions.create(**request("auto"), temperature=1.0, seed=3, n=2)
