@@ -1,11 +1,13 @@
 // `kiln inspect DIR`: what a model (kiln IR or Hugging Face checkpoint) is — architecture, hyper-parameters, every
-// tensor (name, dtype, shape, bytes) and totals by role and dtype.
+// tensor (name, dtype, shape, bytes) and totals by role and dtype. `kiln inspect FILE.gguf`: a GGUF file's
+// metadata and tensor table (kiln does not run GGUF models yet).
 #include <fmt/format.h>
 
 #include <map>
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "ir/gguf_file.hpp"
 #include "ir/hf_checkpoint.hpp"
 #include "ir/ir_model.hpp"
 #include "models/tensor_specs.hpp"
@@ -68,7 +70,44 @@ std::uint64_t stored_bytes(const ir::TensorView& t) {
   return t.bytes.size() + (t.is_quantized() ? t.quantization->scales.size() + t.quantization->zero_points.size() : 0);
 }
 
+// A metadata value on one line: scalars as JSON, arrays by their length and first items (a
+// tokenizer's vocabulary is an array of 100k strings).
+std::string metadata_line(const Json& value) {
+  if (!value.is_array()) return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  const char* kind = value.empty() ? "items" : value[0].is_string() ? "strings" : "numbers";
+  std::string head;
+  for (std::size_t i = 0; i < value.size() && i < 4; ++i) {
+    head += (i ? ", " : "") + value[i].dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  return fmt::format("[{} {}: {}{}]", value.size(), kind, head, value.size() > 4 ? ", ..." : "");
+}
+
+void inspect_gguf(const std::filesystem::path& path) {
+  const ir::GgufFile file(path);
+  fmt::print("GGUF                version {}, {} keys, {} tensors, alignment {}\n", file.version(),
+             file.metadata().size(), file.tensors().size(), file.alignment());
+  for (const auto& [key, value] : file.metadata()) fmt::print("{:<40} {}\n", key, metadata_line(value));
+  fmt::print("\n{:<52} {:>8} {:>20} {:>12}\n", "tensor", "type", "shape", "bytes");
+  std::map<std::string, std::uint64_t> bytes_by_type;
+  std::uint64_t total_bytes = 0, total_params = 0;
+  for (const ir::GgufTensor& t : file.tensors()) {
+    const std::string type = *ir::ggml_type_name(static_cast<std::uint32_t>(t.type));
+    std::string shape = "[";  // numpy's order: the reverse of ggml's
+    for (std::size_t i = t.dims.size(); i-- > 0;) shape += fmt::format("{}{}", t.dims[i], i ? ", " : "]");
+    fmt::print("{:<52} {:>8} {:>20} {:>12}\n", t.name, type, shape, t.bytes.size());
+    bytes_by_type[type] += t.bytes.size();
+    total_bytes += t.bytes.size();
+    total_params += t.elements();
+  }
+  fmt::print("\n{} tensors, {} parameters, {}\n", file.tensors().size(), total_params, human_bytes(total_bytes));
+  for (const auto& [type, bytes] : bytes_by_type) fmt::print("  {:<10} {}\n", type, human_bytes(bytes));
+}
+
 void inspect(const std::filesystem::path& dir) {
+  if (std::filesystem::is_regular_file(dir) && dir.extension() == ".gguf") {
+    inspect_gguf(dir);
+    return;
+  }
   // kiln's IR (model.json) or a Hugging Face checkpoint: the same report.
   std::unique_ptr<ir::TensorSource> source;
   ir::ModelConfig config;
@@ -114,7 +153,7 @@ void inspect(const std::filesystem::path& dir) {
 void register_inspect_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("inspect", "Print a model's architecture, hyper-parameters and tensor table");
   auto dir = std::make_shared<std::string>();
-  cmd->add_option("model", *dir, "Model directory (kiln IR or Hugging Face checkpoint)")->required();
+  cmd->add_option("model", *dir, "Model directory (kiln IR or Hugging Face checkpoint), or a .gguf file")->required();
   cmd->callback([dir] { inspect(*dir); });
 }
 

@@ -53,6 +53,30 @@ TEST(InspectCommand, ReportsArchitectureVariations) {
   EXPECT_NE(r.out.find("head dim 32"), std::string::npos) << r.out;
 }
 
+// Oracle: golden.json, what llama.cpp's GGUFReader reads from the same file.
+TEST(InspectCommand, ListsAGgufFilesMetadataAndTensors) {
+  const auto dir = testing::test_data_dir() / "gguf";
+  const auto r = testing::run_kiln({"inspect", (dir / "tiny.gguf").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json golden = read_json_file(dir / "golden.json");
+  for (const Json& kv : golden["metadata"]) EXPECT_NE(r.out.find(kv["key"].get<std::string>()), std::string::npos);
+  EXPECT_NE(r.out.find("general.architecture                     \"llama\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[5 strings: \"<s>\", \"</s>\", \"▁hello\", \"é\", ...]"), std::string::npos) << r.out;
+  std::uint64_t params = 0;
+  for (const Json& t : golden["tensors"]) {
+    const auto dims = t["dims"].get<std::vector<std::uint64_t>>();
+    std::uint64_t n = 1;
+    for (std::uint64_t d : dims) n *= d;
+    params += n;
+    EXPECT_NE(r.out.find(t["name"].get<std::string>()), std::string::npos);
+  }
+  EXPECT_NE(r.out.find("q4_0                                                     Q4_0              [3, 32]"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(fmt::format("{} tensors, {} parameters", golden["tensors"].size(), params)), std::string::npos)
+      << r.out;
+}
+
 TEST(InspectCommand, UnknownArchitectureIsAnError) {
   testing::TempDir dir;
   std::filesystem::copy(testing::test_data_dir() / "checkpoints" / "llama3_tiny", dir.path() / "m");
