@@ -8,10 +8,10 @@ directory of llama.cpp's sources on PYTHONPATH):
     .venv/bin/python tools/make_gguf_fixtures.py
 
 tiny.gguf holds metadata of every value type (integers of each width and sign, floats, a bool,
-strings, arrays of strings and of numbers) and tensors of the element types a Llama GGUF carries:
-F32, F16, BF16 and Q8_0 / Q4_0 / Q6_K blocks (their bytes are random: this fixture is about the
-container, not the quantisation). golden.json lists each key with its value, and each tensor with
-its type, ggml dimensions, byte size and the sha256 of its bytes, as GGUFReader reports them.
+strings, arrays of strings and of numbers) and a tensor of each element type kiln reads: F32, F16,
+BF16, and Q4_0 / Q4_1 / Q5_0 / Q5_1 / Q8_0 and Q2_K ... Q6_K blocks of random bits with finite
+scales. golden.json lists each key with its value, and each tensor with its type, ggml dimensions,
+byte size, the sha256 of its bytes and its values as gguf.quants.dequantize computes them.
 """
 import hashlib
 import json
@@ -21,6 +21,26 @@ import numpy as np
 import gguf
 
 OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "gguf"
+
+
+# Each quantised type, with the number of rows of one block row (256 or 32 elements) each.
+Q = gguf.GGMLQuantizationType
+QUANTISED = [(Q.Q4_0, 3), (Q.Q4_1, 2), (Q.Q5_0, 2), (Q.Q5_1, 2), (Q.Q8_0, 2),
+             (Q.Q2_K, 1), (Q.Q3_K, 1), (Q.Q4_K, 2), (Q.Q5_K, 1), (Q.Q6_K, 2)]
+# Where each block keeps its f16 scale(s): random bytes there could be inf or NaN.
+SCALE_OFFSETS = {Q.Q4_0: [0], Q.Q4_1: [0, 2], Q.Q5_0: [0], Q.Q5_1: [0, 2], Q.Q8_0: [0],
+                 Q.Q2_K: [80, 82], Q.Q3_K: [108], Q.Q4_K: [0, 2], Q.Q5_K: [0, 2], Q.Q6_K: [208]}
+
+
+def quantised_blocks(rng, qtype, rows):
+    """Random blocks whose scales are finite f16 values in [0.01, 1): every other bit pattern is as
+    random as a real model's."""
+    block, size = gguf.GGML_QUANT_SIZES[qtype]
+    blocks = rng.integers(0, 256, size=(rows, 256 // block, size), dtype=np.uint8)
+    for offset in SCALE_OFFSETS[qtype]:
+        scales = rng.uniform(0.01, 1.0, size=(rows, 256 // block)).astype(np.float16)
+        blocks[:, :, offset:offset + 2] = scales.view(np.uint8).reshape(rows, 256 // block, 2)
+    return blocks.reshape(rows, -1)
 
 
 def write(path):
@@ -45,14 +65,10 @@ def write(path):
     w.add_embedding_length(64)
     w.add_tensor("f32", rng.standard_normal((3, 5)).astype(np.float32))
     w.add_tensor("f16", rng.standard_normal((2, 4)).astype(np.float16))
-    bf16 = rng.integers(0, 65535, size=(2, 8), dtype=np.uint16)
+    bf16 = (rng.standard_normal((2, 8)).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
     w.add_tensor("bf16", bf16.view(np.uint8), raw_dtype=gguf.GGMLQuantizationType.BF16)
-    for name, qtype, rows, cols in [("q8_0", gguf.GGMLQuantizationType.Q8_0, 2, 64),
-                                    ("q4_0", gguf.GGMLQuantizationType.Q4_0, 3, 32),
-                                    ("q6_k", gguf.GGMLQuantizationType.Q6_K, 1, 256)]:
-        block, size = gguf.GGML_QUANT_SIZES[qtype]
-        raw = rng.integers(0, 256, size=(rows, cols // block * size), dtype=np.uint8)
-        w.add_tensor(name, raw, raw_dtype=qtype)  # the shape follows from the bytes per row
+    for qtype, rows in QUANTISED:
+        w.add_tensor(qtype.name.lower(), quantised_blocks(rng, qtype, rows), raw_dtype=qtype)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -67,6 +83,13 @@ def plain(value):
     return value
 
 
+def values(t):
+    """The tensor's elements as floats, by gguf's own dequantisation."""
+    if t.tensor_type in (Q.F32, Q.F16):
+        return t.data.astype(np.float32)
+    return gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
+
+
 def golden(path):
     r = gguf.GGUFReader(str(path))
     keys = []
@@ -75,7 +98,8 @@ def golden(path):
             continue
         keys.append({"key": field.name, "value": plain(field.contents())})
     tensors = [{"name": t.name, "type": t.tensor_type.name, "dims": [int(d) for d in t.shape],
-                "bytes": int(t.n_bytes), "sha256": hashlib.sha256(t.data.tobytes()).hexdigest()}
+                "bytes": int(t.n_bytes), "sha256": hashlib.sha256(t.data.tobytes()).hexdigest(),
+                "values": [float(v) for v in values(t).reshape(-1)]}
                for t in r.tensors]
     return {"version": int(r.fields["GGUF.version"].contents()), "alignment": int(r.alignment),
             "metadata": keys, "tensors": tensors}

@@ -70,7 +70,7 @@ TEST(InspectCommand, ListsAGgufFilesMetadataAndTensors) {
     params += n;
     EXPECT_NE(r.out.find(t["name"].get<std::string>()), std::string::npos);
   }
-  EXPECT_NE(r.out.find("q4_0                                                     Q4_0              [3, 32]"),
+  EXPECT_NE(r.out.find("q4_0                                                     Q4_0             [3, 256]"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find(fmt::format("{} tensors, {} parameters", golden["tensors"].size(), params)), std::string::npos)
