@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/git_commit.hpp"
 #include "cli/interrupt_guard.hpp"
 #include "export/cpu_calibration_backend.hpp"
 #include "export/exporter.hpp"

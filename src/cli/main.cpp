@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/git_commit.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 

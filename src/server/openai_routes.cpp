@@ -312,6 +312,13 @@ HttpResponse OpenAiRoutes::tokenize(const HttpRequest& request) const {
     if (prompt == body.end() || !prompt->is_string()) {
       throw ApiError::bad_request("'prompt' (a string) or 'messages' is required", "prompt");
     }
+    for (const char* chat_only :
+         {"tools", "tool_choice", "chat_template_kwargs", "documents", "continue_final_message"}) {
+      const auto it = body.find(chat_only);
+      if (it != body.end() && !it->is_null()) {
+        throw ApiError::bad_request(fmt::format("'{}' applies to 'messages', not to a 'prompt'", chat_only), chat_only);
+      }
+    }
     ids = tokenizer.encode(prompt->get<std::string>(), add_special_tokens.value_or(true));
   }
   return json_response({{"tokens", ids}, {"count", ids.size()}, {"max_model_len", p->get_max_context_tokens()}});

@@ -255,6 +255,7 @@ def test_detokenize_matches_kiln_detokenize(server, kiln_cli):
 
 
 @pytest.mark.parametrize("path,body,field", [("/tokenize", {"prompt": 5}, "prompt"),
+                                             ("/tokenize", {"prompt": "x", "tools": [{}]}, "tools"),
                                              ("/detokenize", {"tokens": "abc"}, "tokens"),
                                              ("/detokenize", {"tokens": [1000000]}, "tokens")])
 def test_tokenizer_routes_reject_bad_fields(server, path, body, field):
