@@ -158,48 +158,47 @@ void q6_k(const std::uint8_t* b, float* y) {
   }
 }
 
-struct BlockCodec {
-  std::size_t elements, bytes;
-  void (*decode)(const std::uint8_t*, float*);
-};
+using BlockDecoder = void (*)(const std::uint8_t*, float*);
 
-std::optional<BlockCodec> codec(GgmlType type) {
+// How one block of `type` decodes; null for ggml's intermediate formats.
+BlockDecoder decoder(GgmlType type) {
   switch (type) {
-    case GgmlType::kF32: return BlockCodec{1, 4, [](const std::uint8_t* b, float* y) { std::memcpy(y, b, 4); }};
-    case GgmlType::kF16: return BlockCodec{1, 2, [](const std::uint8_t* b, float* y) { *y = f16_at(b); }};
+    case GgmlType::kF32: return [](const std::uint8_t* b, float* y) { std::memcpy(y, b, 4); };
+    case GgmlType::kF16: return [](const std::uint8_t* b, float* y) { *y = f16_at(b); };
     case GgmlType::kBF16:
-      return BlockCodec{1, 2, [](const std::uint8_t* b, float* y) {
-                          std::uint16_t h;
-                          std::memcpy(&h, b, 2);
-                          *y = bf16_to_f32(h);
-                        }};
-    case GgmlType::kQ4_0: return BlockCodec{32, 18, q4_0};
-    case GgmlType::kQ4_1: return BlockCodec{32, 20, q4_1};
-    case GgmlType::kQ5_0: return BlockCodec{32, 22, [](const std::uint8_t* b, float* y) { q5(b, y, false); }};
-    case GgmlType::kQ5_1: return BlockCodec{32, 24, [](const std::uint8_t* b, float* y) { q5(b, y, true); }};
-    case GgmlType::kQ8_0: return BlockCodec{32, 34, q8_0};
-    case GgmlType::kQ2_K: return BlockCodec{256, 84, q2_k};
-    case GgmlType::kQ3_K: return BlockCodec{256, 110, q3_k};
-    case GgmlType::kQ4_K: return BlockCodec{256, 144, [](const std::uint8_t* b, float* y) { q45_k(b, y, false); }};
-    case GgmlType::kQ5_K: return BlockCodec{256, 176, [](const std::uint8_t* b, float* y) { q45_k(b, y, true); }};
-    case GgmlType::kQ6_K: return BlockCodec{256, 210, q6_k};
+      return [](const std::uint8_t* b, float* y) {
+        std::uint16_t h;
+        std::memcpy(&h, b, 2);
+        *y = bf16_to_f32(h);
+      };
+    case GgmlType::kQ4_0: return q4_0;
+    case GgmlType::kQ4_1: return q4_1;
+    case GgmlType::kQ5_0: return [](const std::uint8_t* b, float* y) { q5(b, y, false); };
+    case GgmlType::kQ5_1: return [](const std::uint8_t* b, float* y) { q5(b, y, true); };
+    case GgmlType::kQ8_0: return q8_0;
+    case GgmlType::kQ2_K: return q2_k;
+    case GgmlType::kQ3_K: return q3_k;
+    case GgmlType::kQ4_K: return [](const std::uint8_t* b, float* y) { q45_k(b, y, false); };
+    case GgmlType::kQ5_K: return [](const std::uint8_t* b, float* y) { q45_k(b, y, true); };
+    case GgmlType::kQ6_K: return q6_k;
     case GgmlType::kQ8_1:
     case GgmlType::kQ8_K: break;
   }
-  return std::nullopt;
+  return nullptr;
 }
 
 }  // namespace
 
 void dequantize_gguf(GgmlType type, std::span<const std::uint8_t> bytes, std::span<float> out) {
-  const std::optional<BlockCodec> c = codec(type);
+  const BlockDecoder decode = decoder(type);
+  const std::optional<GgmlBlock> block = ggml_block(static_cast<std::uint32_t>(type));
   const auto name = ggml_type_name(static_cast<std::uint32_t>(type)).value_or("?");
-  if (!c) fail("GGUF {} data is one of ggml's intermediate formats; kiln does not decode it", name);
-  if (out.size() % c->elements != 0 || bytes.size() != out.size() / c->elements * c->bytes) {
+  if (!decode || !block) fail("GGUF {} data is one of ggml's intermediate formats; kiln does not decode it", name);
+  if (out.size() % block->elements != 0 || bytes.size() != out.size() / block->elements * block->bytes) {
     fail("GGUF {}: {} bytes do not hold {} elements", name, bytes.size(), out.size());
   }
-  for (std::size_t i = 0, n = out.size() / c->elements; i < n; ++i) {
-    c->decode(bytes.data() + i * c->bytes, out.data() + i * c->elements);
+  for (std::size_t i = 0, n = out.size() / block->elements; i < n; ++i) {
+    decode(bytes.data() + i * block->bytes, out.data() + i * block->elements);
   }
 }
 

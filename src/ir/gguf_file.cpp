@@ -29,32 +29,6 @@ enum class ValueType : std::uint32_t {
   kF64 = 12,
 };
 
-struct TypeSize {
-  std::uint64_t block;  // elements per block
-  std::uint64_t bytes;  // bytes per block
-};
-
-std::optional<TypeSize> type_size(std::uint32_t type) {
-  switch (static_cast<GgmlType>(type)) {
-    case GgmlType::kF32: return TypeSize{1, 4};
-    case GgmlType::kF16:
-    case GgmlType::kBF16: return TypeSize{1, 2};
-    case GgmlType::kQ4_0: return TypeSize{32, 18};
-    case GgmlType::kQ4_1: return TypeSize{32, 20};
-    case GgmlType::kQ5_0: return TypeSize{32, 22};
-    case GgmlType::kQ5_1: return TypeSize{32, 24};
-    case GgmlType::kQ8_0: return TypeSize{32, 34};
-    case GgmlType::kQ8_1: return TypeSize{32, 36};
-    case GgmlType::kQ2_K: return TypeSize{256, 84};
-    case GgmlType::kQ3_K: return TypeSize{256, 110};
-    case GgmlType::kQ4_K: return TypeSize{256, 144};
-    case GgmlType::kQ5_K: return TypeSize{256, 176};
-    case GgmlType::kQ6_K: return TypeSize{256, 210};
-    case GgmlType::kQ8_K: return TypeSize{256, 292};
-  }
-  return std::nullopt;
-}
-
 // Little-endian reads that never go past the end of the file.
 class Cursor {
  public:
@@ -176,6 +150,27 @@ std::optional<std::string> ggml_type_name(std::uint32_t type) {
   return std::nullopt;
 }
 
+std::optional<GgmlBlock> ggml_block(std::uint32_t type) {
+  switch (static_cast<GgmlType>(type)) {
+    case GgmlType::kF32: return GgmlBlock{1, 4};
+    case GgmlType::kF16:
+    case GgmlType::kBF16: return GgmlBlock{1, 2};
+    case GgmlType::kQ4_0: return GgmlBlock{32, 18};
+    case GgmlType::kQ4_1: return GgmlBlock{32, 20};
+    case GgmlType::kQ5_0: return GgmlBlock{32, 22};
+    case GgmlType::kQ5_1: return GgmlBlock{32, 24};
+    case GgmlType::kQ8_0: return GgmlBlock{32, 34};
+    case GgmlType::kQ8_1: return GgmlBlock{32, 36};
+    case GgmlType::kQ2_K: return GgmlBlock{256, 84};
+    case GgmlType::kQ3_K: return GgmlBlock{256, 110};
+    case GgmlType::kQ4_K: return GgmlBlock{256, 144};
+    case GgmlType::kQ5_K: return GgmlBlock{256, 176};
+    case GgmlType::kQ6_K: return GgmlBlock{256, 210};
+    case GgmlType::kQ8_K: return GgmlBlock{256, 292};
+  }
+  return std::nullopt;
+}
+
 std::uint64_t GgufTensor::elements() const {
   std::uint64_t n = 1;
   for (std::uint64_t d : dims) n *= d;
@@ -232,7 +227,7 @@ GgufFile::GgufFile(const std::filesystem::path& path) : file_(path) {
     for (std::uint32_t d = 0; d < n_dims; ++d) t.dims.push_back(in.read<std::uint64_t>("a tensor's dimensions"));
     const auto type = in.read<std::uint32_t>("a tensor's type");
     const auto offset = in.read<std::uint64_t>("a tensor's offset");
-    const std::optional<TypeSize> size = type_size(type);
+    const std::optional<GgmlBlock> size = ggml_block(type);
     if (!size) fail("{}: tensor '{}' has ggml type {}, which kiln does not read", where, t.name, type);
     t.type = static_cast<GgmlType>(type);
     std::uint64_t elements = 1;
@@ -241,14 +236,14 @@ GgufFile::GgufFile(const std::filesystem::path& path) : file_(path) {
         fail("{}: tensor '{}' has impossible dimensions", where, t.name);
       elements *= d;
     }
-    if (t.dims[0] % size->block != 0) {
+    if (t.dims[0] % size->elements != 0) {
       fail("{}: tensor '{}' rows of {} elements do not split into {} blocks of {}", where, t.name, t.dims[0],
-           *ggml_type_name(type), size->block);
+           *ggml_type_name(type), size->elements);
     }
     if (offset % alignment_ != 0)
       fail("{}: tensor '{}' is at offset {}, not {}-aligned", where, t.name, offset, alignment_);
     if (!names.insert(t.name).second) fail("{}: tensor '{}' appears twice", where, t.name);
-    entries.push_back({offset, elements / size->block * size->bytes});
+    entries.push_back({offset, elements / size->elements * size->bytes});
     tensors_.push_back(std::move(t));
   }
 

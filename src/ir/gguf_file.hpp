@@ -43,6 +43,13 @@ enum class GgmlType : std::uint32_t {
 // The type's name as llama.cpp prints it ("Q4_0"); nullopt for a number kiln does not read.
 std::optional<std::string> ggml_type_name(std::uint32_t type);
 
+// A type's unit of storage: `elements` values in `bytes` bytes (1 value for F32/F16/BF16).
+struct GgmlBlock {
+  std::uint64_t elements;
+  std::uint64_t bytes;
+};
+std::optional<GgmlBlock> ggml_block(std::uint32_t type);  // nullopt for a number kiln does not read
+
 struct GgufTensor {
   std::string name;
   GgmlType type;

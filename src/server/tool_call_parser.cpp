@@ -132,10 +132,12 @@ class CallReader : public ToolCallParser {
   }
   bool in_named_arguments() const { return arguments_.has_value(); }
 
-  // Drops the whitespace buffer_ starts with; true when something else is left.
-  bool skip_space() {
+  // Drops the whitespace buffer_ starts with (kept in `kept` when given); true when something
+  // else is left.
+  bool skip_space(std::string* kept = nullptr) {
     std::size_t n = 0;
     while (n < buffer_.size() && is_space(buffer_[n])) ++n;
+    if (kept != nullptr) *kept += buffer_.substr(0, n);
     buffer_.erase(0, n);
     return !buffer_.empty();
   }
@@ -237,7 +239,7 @@ class Llama3JsonParser final : public CallReader {
     while (!buffer_.empty() && !closed()) {
       switch (state_) {
         case State::kStart: {  // the output is calls only if it starts with one
-          if (!skip_space_into(lead_)) return;
+          if (!skip_space(&lead_)) return;
           const LiteralMatch tag = match_literal(buffer_, kPythonTag);
           if (tag == LiteralMatch::kPartial) return;
           if (tag == LiteralMatch::kMatch) {
@@ -280,14 +282,6 @@ class Llama3JsonParser final : public CallReader {
           break;
       }
     }
-  }
-
-  bool skip_space_into(std::string& kept) {
-    std::size_t n = 0;
-    while (n < buffer_.size() && is_space(buffer_[n])) ++n;
-    kept += buffer_.substr(0, n);
-    buffer_.erase(0, n);
-    return !buffer_.empty();
   }
 
   void end(ParsedOutput& out) override {

@@ -88,29 +88,34 @@ COMPLETION_SCHEMA = {
     },
 }
 
-CHAT_SCHEMA = {
-    "type": "object",
-    "required": ["id", "object", "created", "model", "choices", "usage"],
-    "properties": {
-        "id": {"type": "string", "pattern": "^chatcmpl-."},
-        "object": {"const": "chat.completion"},
-        "created": {"type": "integer"},
-        "model": {"const": MODEL_NAME},
-        "choices": {"type": "array", "minItems": 1, "items": {
-            "type": "object",
-            "required": ["index", "message", "finish_reason"],
-            "properties": {
-                "index": {"type": "integer", "minimum": 0},
-                "message": {"type": "object", "required": ["role", "content"],
-                            "properties": {"role": {"const": "assistant"}, "content": {"type": "string"}}},
-                "finish_reason": FINISH_SCHEMA,
-            },
-        }},
-        "usage": USAGE_SCHEMA,
-    },
-}
+def chat_schema(model: str, message: dict, finish: dict) -> dict:
+    """A whole chat completion of `model` whose choices hold `message` and end with `finish`."""
+    return {
+        "type": "object",
+        "required": ["id", "object", "created", "model", "choices", "usage"],
+        "properties": {
+            "id": {"type": "string", "pattern": "^chatcmpl-."},
+            "object": {"const": "chat.completion"},
+            "created": {"type": "integer"},
+            "model": {"const": model},
+            "choices": {"type": "array", "minItems": 1, "items": {
+                "type": "object",
+                "required": ["index", "message", "finish_reason"],
+                "properties": {"index": {"type": "integer", "minimum": 0}, "message": message,
+                               "finish_reason": finish},
+            }},
+            "usage": USAGE_SCHEMA,
+        },
+    }
 
-def chunk_schema(id_prefix: str, object_name: str, choice_field: str, choice_schema: dict) -> dict:
+
+CHAT_SCHEMA = chat_schema(MODEL_NAME, {"type": "object", "required": ["role", "content"],
+                                       "properties": {"role": {"const": "assistant"}, "content": {"type": "string"}}},
+                          FINISH_SCHEMA)
+
+
+def chunk_schema(id_prefix: str, object_name: str, choice_field: str, choice_schema: dict,
+                 model: str = MODEL_NAME, finish_reasons: tuple = ("stop", "length")) -> dict:
     """A streamed chunk: the shape chat and completions share, with their own choice field."""
     return {
         "type": "object",
@@ -118,11 +123,11 @@ def chunk_schema(id_prefix: str, object_name: str, choice_field: str, choice_sch
         "properties": {
             "id": {"type": "string", "pattern": f"^{id_prefix}-."},
             "object": {"const": object_name},
-            "model": {"const": MODEL_NAME},
+            "model": {"const": model},
             "choices": {"type": "array", "items": {
                 "type": "object", "required": ["index", choice_field],
                 "properties": {"index": {"type": "integer"}, choice_field: choice_schema,
-                               "finish_reason": {"enum": ["stop", "length", None]}},
+                               "finish_reason": {"enum": [*finish_reasons, None]}},
             }},
         },
     }

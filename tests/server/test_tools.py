@@ -23,7 +23,7 @@ from jinja2.ext import loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from conftest import MODEL_NAME, TOOL_MODEL_DIR, TOOL_MODEL_NAME
-from serve_helpers import CHAT, assert_error, read_sse, user
+from serve_helpers import CHAT, assert_error, chat_schema, chunk_schema, read_sse, user
 
 # --- The script --------------------------------------------------------------------------------
 
@@ -79,27 +79,11 @@ TOOL_CALL_SCHEMA = {
                                     "arguments": {"type": "string"}}},
     },
 }
-TOOL_CHAT_SCHEMA = {
-    "type": "object",
-    "required": ["id", "object", "created", "model", "choices", "usage"],
-    "properties": {
-        "id": {"type": "string", "pattern": "^chatcmpl-."},
-        "object": {"const": "chat.completion"},
-        "model": {"const": TOOL_MODEL_NAME},
-        "choices": {"type": "array", "minItems": 1, "items": {
-            "type": "object",
-            "required": ["index", "message", "finish_reason"],
-            "properties": {
-                "message": {"type": "object", "required": ["role", "content"], "properties": {
-                    "role": {"const": "assistant"},
-                    "content": {"type": ["string", "null"]},
-                    "tool_calls": {"type": "array", "items": TOOL_CALL_SCHEMA},
-                }},
-                "finish_reason": FINISH,
-            },
-        }},
-    },
-}
+TOOL_CHAT_SCHEMA = chat_schema(TOOL_MODEL_NAME, {"type": "object", "required": ["role", "content"], "properties": {
+    "role": {"const": "assistant"},
+    "content": {"type": ["string", "null"]},
+    "tool_calls": {"type": "array", "items": TOOL_CALL_SCHEMA},
+}}, FINISH)
 TOOL_CALL_DELTA_SCHEMA = {
     "type": "object",
     "required": ["index"],
@@ -111,26 +95,10 @@ TOOL_CALL_DELTA_SCHEMA = {
                                                       "arguments": {"type": ["string", "null"]}}},
     },
 }
-TOOL_CHUNK_SCHEMA = {
-    "type": "object",
-    "required": ["id", "object", "created", "model", "choices"],
-    "properties": {
-        "id": {"type": "string", "pattern": "^chatcmpl-."},
-        "object": {"const": "chat.completion.chunk"},
-        "model": {"const": TOOL_MODEL_NAME},
-        "choices": {"type": "array", "items": {
-            "type": "object", "required": ["index", "delta"],
-            "properties": {
-                "index": {"type": "integer"},
-                "delta": {"type": "object", "properties": {
-                    "content": {"type": ["string", "null"]},
-                    "tool_calls": {"type": "array", "items": TOOL_CALL_DELTA_SCHEMA},
-                }},
-                "finish_reason": {"enum": ["stop", "length", "tool_calls", None]},
-            },
-        }},
-    },
-}
+TOOL_CHUNK_SCHEMA = chunk_schema("chatcmpl", "chat.completion.chunk", "delta", {"type": "object", "properties": {
+    "content": {"type": ["string", "null"]},
+    "tool_calls": {"type": "array", "items": TOOL_CALL_DELTA_SCHEMA},
+}}, model=TOOL_MODEL_NAME, finish_reasons=("stop", "length", "tool_calls"))
 
 
 # --- Helpers -----------------------------------------------------------------------------------
