@@ -45,6 +45,11 @@ def bandwidth_gbs(kernels_bench, threads):
     return float(m.group(1))
 
 
+def model_file_bytes(model):
+    """What a token reads, near enough: an IR's model.bin, or a GGUF file itself."""
+    return os.path.getsize(model if os.path.isfile(model) else os.path.join(model, "model.bin"))
+
+
 def run_kiln(a):
     with tempfile.TemporaryDirectory() as tmp:
         js = os.path.join(tmp, "bench.json")
@@ -58,7 +63,7 @@ def run_kiln(a):
     runs = r["runs"]
     return {"ttft_ms": [x["ttft_ms"] for x in runs], "tpot_ms": [x["tpot_ms"] for x in runs],
             "load_ms": r["load_ms"], "peak_rss_mib": r["peak_rss_bytes"] / 2**20,
-            "token_bytes": os.path.getsize(os.path.join(a.kiln_model, "model.bin"))}
+            "token_bytes": model_file_bytes(a.kiln_model)}
 
 
 def prompt_ids(n, run, vocab=256):
@@ -113,7 +118,9 @@ def run_llama_cpp(a):
     n_prompt = a.prompt_tokens
     lc.llama_backend_init()
     t0 = time.perf_counter()
-    model = lc.llama_model_load_from_file(a.gguf.encode(), lc.llama_model_default_params())
+    mp = lc.llama_model_default_params()
+    mp.use_extra_bufts = not a.llama_no_repack
+    model = lc.llama_model_load_from_file(a.gguf.encode(), mp)
     if not model:
         sys.exit(f"llama.cpp could not load {a.gguf}")
     cp = lc.llama_context_default_params()
@@ -163,7 +170,7 @@ def run_engine_child(a, name):
     cmd = [getattr(a, python_attr) or sys.executable, os.path.abspath(__file__), "--engine", name,
            f"--{model_attr.replace('_', '-')}", getattr(a, model_attr), "--threads", str(a.threads),
            "--prompt-tokens", str(a.prompt_tokens), "--new-tokens", str(a.new_tokens),
-           "--warmup", str(a.warmup), "--runs", str(a.runs)]
+           "--warmup", str(a.warmup), "--runs", str(a.runs)] + (["--llama-no-repack"] if a.llama_no_repack else [])
     proc = subprocess.run(cmd, capture_output=True, text=True)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
@@ -236,11 +243,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kiln")
     p.add_argument("--kernels-bench")
-    p.add_argument("--kiln-model", help="kiln IR directory (int4 sym g128 export)")
+    p.add_argument("--kiln-model", help="kiln IR directory (int4 sym g128 export), or the GGUF file itself")
     p.add_argument("--ov-model", help="optimum-cli export openvino directory")
     p.add_argument("--ov-python", help="interpreter with openvino-genai (default: this one)")
     p.add_argument("--gguf", help="GGUF Q4_0 of the same checkpoint (make_gguf.py)")
     p.add_argument("--llama-python", help="interpreter with llama-cpp-python (default: this one)")
+    p.add_argument("--llama-no-repack", action="store_true",
+                   help="llama.cpp keeps the file's layout (use_extra_bufts off): its AMX repacking crashes "
+                        "llama-cpp-python 0.3.36 on some Xeons")
     p.add_argument("--cache-dir", help="kiln CACHE_DIR (warm load)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--prompt-tokens", type=int, default=26)

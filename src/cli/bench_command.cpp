@@ -108,7 +108,7 @@ void run(const BenchFlags& f) {
 void register_bench_command(CLI::App& app) {
   auto f = std::make_shared<BenchFlags>();
   auto* cmd = app.add_subcommand("bench", "Measure load time, TTFT, TPOT, throughput and peak memory");
-  cmd->add_option("--model,-m", f->model, "Model directory (default: $KILN_MODEL or the embedded model)");
+  cmd->add_option("--model,-m", f->model, "Model directory or GGUF file (default: $KILN_MODEL or the embedded model)");
   add_device_flags(*cmd, f->device);
   cmd->add_option("--prompt-tokens", f->prompt_tokens, "Prompt length in tokens")
       ->capture_default_str()

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "genai/model_loader.hpp"
 #include "kiln/tokenizer.hpp"
 #include "util/error.hpp"
 
@@ -17,13 +18,13 @@ void register_detokenize_command(CLI::App& app) {
   auto options = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("detokenize", "Print the text of a list of token ids");
   cmd->add_option("--model", options->model,
-                  "Model or tokenizer folder with tokenizer.json (default: $KILN_MODEL, else the "
+                  "Model or tokenizer folder with tokenizer.json, or a GGUF file (default: $KILN_MODEL, else the "
                   "embedded model)");
   cmd->add_flag("--skip-special", options->skip_special, "Leave out special tokens such as BOS/EOS");
   cmd->add_option("ids", options->ids, "Token ids")->required();
   cmd->callback([options] {
     const auto dir = options->model.empty() ? default_model_dir() : std::filesystem::path(options->model);
-    const Tokenizer tokenizer = Tokenizer::from_dir(dir);
+    const Tokenizer tokenizer = genai::model_tokenizer(dir);
     std::vector<std::int32_t> ids;
     for (const std::int64_t id : options->ids) {
       // HF skips unknown ids silently; on the command line an unknown id is a mistake to report.

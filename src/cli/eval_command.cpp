@@ -138,7 +138,7 @@ void run_task(const EvalOptions& o) {
   const std::vector<eval::TaskItem> tasks = eval::load_tasks(o.tasks);
   const std::filesystem::path dir = model_dir(o.model);
   // The context the prompts need is known only with the tokenizer, before the model loads.
-  const std::int64_t context = eval::task_context_tokens(Tokenizer::from_dir(dir), tasks);
+  const std::int64_t context = eval::task_context_tokens(genai::model_tokenizer(dir), tasks);
   Loaded m = load(
       dir, {.context_tokens = context, .max_sequences = std::min<std::int64_t>(kGenerationBatch, std::ssize(tasks))},
       o.device);
@@ -160,7 +160,7 @@ void run_repetition(const EvalOptions& o) {
   const std::vector<std::string> prompts = eval::load_prompts(o.prompts);
   const std::filesystem::path dir = model_dir(o.model);
   std::int64_t longest = 0;
-  const Tokenizer tokenizer = Tokenizer::from_dir(dir);
+  const Tokenizer tokenizer = genai::model_tokenizer(dir);
   for (const std::string& p : prompts) longest = std::max<std::int64_t>(longest, std::ssize(tokenizer.encode(p)));
   Loaded m = load(dir,
                   {.context_tokens = longest + o.max_new_tokens,
@@ -181,7 +181,7 @@ void run_repetition(const EvalOptions& o) {
 }
 
 void add_model_flags(CLI::App* cmd, EvalOptions& o) {
-  cmd->add_option("--model,-m", o.model, "Model directory (default: $KILN_MODEL or the embedded model)");
+  cmd->add_option("--model,-m", o.model, "Model directory or GGUF file (default: $KILN_MODEL or the embedded model)");
   cmd->add_option("--json", o.json, "Also write the results as JSON to this file");
   add_device_flags(*cmd, o.device);
 }

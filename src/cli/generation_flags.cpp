@@ -45,7 +45,7 @@ void add_generation_flags(CLI::App& cmd, GenerationFlags& f) {
 }
 
 void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f) {
-  cmd.add_option("--model,-m", f.model, "Model directory (default: $KILN_MODEL or the embedded model)");
+  cmd.add_option("--model,-m", f.model, "Model directory or GGUF file (default: $KILN_MODEL or the embedded model)");
   cmd.add_option("--draft", f.draft, "Draft model directory for speculative decoding (same tokenizer)");
   cmd.add_flag("--no-adaptive-draft", f.no_adaptive_draft,
                "Always speculate, even when the draft does not pay (for measurements)");

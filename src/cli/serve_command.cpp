@@ -54,7 +54,11 @@ void run(const ServeFlags& f) {
   } else {
     server::ServedModelOptions m;
     m.dir = model_dir(f.pipeline);
-    m.name = f.served_model_name.empty() ? m.dir.lexically_normal().filename().string() : f.served_model_name;
+    // A directory's name, or a GGUF file's without the extension.
+    const std::filesystem::path path = m.dir.lexically_normal();
+    m.name = !f.served_model_name.empty()  ? f.served_model_name
+             : path.extension() == ".gguf" ? path.stem().string()
+                                           : path.filename().string();
     if (m.name.empty()) m.name = m.dir.lexically_normal().parent_path().filename().string();  // "DIR/"
     m.device = f.pipeline.device.device;
     m.properties = pipeline_properties(f.pipeline);

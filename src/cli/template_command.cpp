@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "genai/model_loader.hpp"
 #include "kiln/tokenizer.hpp"
 #include "tokenizer/chat_template.hpp"
 #include "util/error.hpp"
@@ -35,7 +36,7 @@ void register_template_command(CLI::App& app) {
   auto options = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("template", "Print the prompt a model's chat template makes of a conversation");
   cmd->add_option("--model", options->model,
-                  "Model or tokenizer folder with tokenizer.json and tokenizer_config.json "
+                  "Model or tokenizer folder with tokenizer.json and tokenizer_config.json, or a GGUF file "
                   "(default: $KILN_MODEL, else the embedded model)");
   cmd->add_option("--messages", options->messages,
                   "JSON file with the conversation: [{\"role\": ..., \"content\": ...}, ...]")
@@ -48,7 +49,7 @@ void register_template_command(CLI::App& app) {
                   "(e.g. enable_thinking=false, date_string='26 Jul 2024'); repeatable");
   cmd->callback([options] {
     const auto dir = options->model.empty() ? default_model_dir() : std::filesystem::path(options->model);
-    const ChatTemplate chat_template(Tokenizer::from_dir(dir));
+    const ChatTemplate chat_template(genai::model_tokenizer(dir));
     ChatTemplateOptions render;
     render.add_generation_prompt = options->add_generation_prompt;
     if (!options->tools.empty()) render.tools = read_ordered_json_file(options->tools);

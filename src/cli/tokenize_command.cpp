@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "cli/commands.hpp"
+#include "genai/model_loader.hpp"
 #include "kiln/tokenizer.hpp"
 
 namespace kiln::cli {
@@ -19,14 +20,14 @@ void register_tokenize_command(CLI::App& app) {
   auto options = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("tokenize", "Print the token ids of a text as a JSON array");
   cmd->add_option("--model", options->model,
-                  "Model or tokenizer folder with tokenizer.json (default: $KILN_MODEL, else the "
+                  "Model or tokenizer folder with tokenizer.json, or a GGUF file (default: $KILN_MODEL, else the "
                   "embedded model)");
   cmd->add_flag("--no-special", options->no_special,
                 "Do not add the special tokens the tokenizer adds around a text (e.g. BOS)");
   cmd->add_option("text", options->text, "The text; '-' or nothing reads it from stdin");
   cmd->callback([options] {
     const auto dir = options->model.empty() ? default_model_dir() : std::filesystem::path(options->model);
-    const Tokenizer tokenizer = Tokenizer::from_dir(dir);
+    const Tokenizer tokenizer = genai::model_tokenizer(dir);
     std::string text = options->text;
     if (text == "-") text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     fmt::print("[{}]\n", fmt::join(tokenizer.encode(text, !options->no_special), ", "));

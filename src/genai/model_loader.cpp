@@ -5,11 +5,19 @@
 #include <set>
 
 #include "genai/generation_defaults.hpp"
+#include "ir/gguf_model.hpp"
+#include "ir/gguf_vocab.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
 namespace kiln::genai {
+
+Tokenizer model_tokenizer(const std::filesystem::path& path) {
+  if (!ir::GgufModel::is_gguf_file(path)) return Tokenizer::from_dir(path);
+  const ir::GgufTokenizerFiles files = ir::tokenizer_files_from_gguf(ir::GgufFile(path));
+  return Tokenizer::from_json(files.tokenizer.dump(), files.tokenizer_config.dump());
+}
 
 LoadedModel load_model(const std::filesystem::path& dir, const LoadOptions& options) {
   if (options.context_tokens <= 0 || options.max_sequences <= 0 || options.block_size <= 0) {
@@ -21,14 +29,15 @@ LoadedModel load_model(const std::filesystem::path& dir, const LoadOptions& opti
   Stopwatch clock;
   double tokenizer_ms = 0.0;
   std::future<Tokenizer> tokenizer_job = std::async(std::launch::async, [&] {
-    Tokenizer t = Tokenizer::from_dir(dir);
+    Tokenizer t = model_tokenizer(dir);
     tokenizer_ms = clock.elapsed_ms();
     return t;
   });
   std::exception_ptr compile_error;
   runtime::CompiledModel compiled;
   try {
-    // An IR directory (model.json) or a Hugging Face checkpoint (config.json), compiled for the device.
+    // An IR directory (model.json), a Hugging Face checkpoint (config.json) or a GGUF file,
+    // compiled for the device.
     compiled = runtime::Core().read_and_compile(dir, options.device, options.properties,
                                                 {.context_tokens = options.context_tokens,
                                                  .max_sequences = options.max_sequences,

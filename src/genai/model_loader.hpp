@@ -1,4 +1,4 @@
-// Opens a model directory (kiln's IR or a Hugging Face checkpoint) for generation: weights
+// Opens a model (kiln's IR, a Hugging Face checkpoint or a GGUF file) for generation: weights
 // (mapped), tokenizer, the forward pass over a backend with its KV cache, and the model's
 // generation defaults. Everything that runs a model (kiln run, eval, bench, the pipeline) loads
 // through here.
@@ -35,7 +35,12 @@ struct LoadedModel {
   runtime::CompiledModelInfo info{};  // device, ISA, threads, compile-cache outcome
 };
 
-// Throws kiln::Error naming the directory and the problem.
-LoadedModel load_model(const std::filesystem::path& dir, const LoadOptions& options = {});
+// `path` is a model directory (kiln IR or Hugging Face checkpoint) or a GGUF file. Throws
+// kiln::Error naming the path and the problem.
+LoadedModel load_model(const std::filesystem::path& path, const LoadOptions& options = {});
+
+// The tokenizer of a model: the directory's tokenizer.json (+ tokenizer_config.json), or the one
+// a GGUF file's metadata describes.
+Tokenizer model_tokenizer(const std::filesystem::path& path);
 
 }  // namespace kiln::genai

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/gguf_model.hpp"
 #include "ir/hf_checkpoint.hpp"
 #include "ir/ir_model.hpp"
 #include "models/model_factory.hpp"
@@ -21,10 +22,11 @@ void check_reference_properties(const DeviceProperties& p) {
   const DeviceProperties defaults;
   for (const PropertySpec& spec : device_property_specs()) {
     if (spec.name == "KV_CACHE_PRECISION" && p.kv_cache_precision == ElementType::kF32) continue;
+    if (spec.name == "GGUF_REQUANTIZE") continue;  // how weights are read, not how they are run
     if (spec.get(p) != spec.get(defaults)) {
       fail(
           "property {} does not apply to the {} device (it runs scalar f32 with an f32 KV cache); accepted there: "
-          "KV_CACHE_PRECISION=f32",
+          "KV_CACHE_PRECISION=f32, GGUF_REQUANTIZE",
           spec.name, kReferenceDevice);
     }
   }
@@ -51,7 +53,11 @@ struct OpenedWeights {
   bool verified = false;
 };
 
-OpenedWeights open_weights(const std::filesystem::path& dir, bool verify) {
+OpenedWeights open_weights(const std::filesystem::path& dir, bool verify, const DeviceProperties& p) {
+  if (ir::GgufModel::is_gguf_file(dir)) {
+    auto g = std::make_shared<ir::GgufModel>(dir, ir::GgufImportOptions{.requantize = p.gguf_requantize});
+    return {g, g->config(), Json::object(), false};
+  }
   if (ir::IrModel::is_ir_dir(dir)) {
     auto m = std::make_shared<ir::IrModel>(dir, ir::IrOpenOptions{.verify_checksums = verify});
     return {m, m->config(), m->generation_config(), verify};
@@ -156,7 +162,7 @@ CompiledModel Core::read_and_compile(const std::filesystem::path& dir, std::stri
   // On a warm compile cache the packed weights come from the (hash-checked) entry, so an IR's
   // tensor checksums need not be recomputed; otherwise they are, before anything is packed.
   if (device == kCpuDevice && !p.cache_dir.empty() && ir::IrModel::is_ir_dir(dir)) {
-    const OpenedWeights unverified = open_weights(dir, /*verify=*/false);
+    const OpenedWeights unverified = open_weights(dir, /*verify=*/false, p);
     models::validate_tensors(unverified.config, *unverified.source);
     const Isa isa = select_isa(p.isa);
     std::shared_ptr<ThreadPool> pool = make_pool(p);
@@ -169,7 +175,7 @@ CompiledModel Core::read_and_compile(const std::filesystem::path& dir, std::stri
       return out;
     }
   }
-  const OpenedWeights opened = open_weights(dir, /*verify=*/true);
+  const OpenedWeights opened = open_weights(dir, /*verify=*/true, p);
   CompiledModel out = compile_model(opened.config, opened.source, device, p, kv);
   out.generation_config = opened.generation_config;
   out.info.verified_checksums = opened.verified;

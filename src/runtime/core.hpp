@@ -56,7 +56,8 @@ class Core {
   std::vector<std::string> available_devices() const { return device_names(); }
   DeviceInfo get_device_info(std::string_view device) const { return describe_device(device); }
 
-  // Opens `dir` (kiln IR or Hugging Face checkpoint) and compiles it for `device`. An IR's
+  // Opens `dir` (kiln IR or Hugging Face checkpoint directory, or a GGUF file) and compiles it
+  // for `device`. An IR's
   // tensor checksums are verified on open unless a valid compile-cache entry already holds the
   // packed weights (the entry's own hash covers every byte that will be read from it).
   CompiledModel read_and_compile(const std::filesystem::path& dir, std::string_view device,

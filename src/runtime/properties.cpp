@@ -24,6 +24,7 @@ constexpr std::string_view kKvAccepted = "f32, f16, bf16, u8";
 constexpr std::string_view kKvGroupAccepted =
     "a positive multiple of 16 (a group at least head_dim long covers the row)";
 constexpr std::string_view kDynGroupAccepted = "0 (off) or a positive multiple of 32";
+constexpr std::string_view kRequantizeAccepted = "f32, f16, bf16, int8_sym, int8_asym, int4_sym, int4_asym, nf4";
 constexpr std::string_view kIsaAccepted = "scalar, avx2, avx512, amx (at most what the CPU has)";
 
 const PropertySpec kSpecs[] = {
@@ -73,6 +74,17 @@ const PropertySpec kSpecs[] = {
      "where compiled (repacked) weights are kept between runs",
      [](DeviceProperties& p, std::string_view v) { p.cache_dir = std::filesystem::path(v); },
      [](const DeviceProperties& p) { return p.cache_dir.string(); }},
+    {"GGUF_REQUANTIZE", "int8_asym", kRequantizeAccepted,
+     "GGUF tensors of a type kiln cannot hold exactly (Q4_1, Q5_*, K-quants) are decoded and re-quantised to this, "
+     "group 32 (Q8_0, Q4_0 and float tensors are kept exactly)",
+     [](DeviceProperties& p, std::string_view v) {
+       try {
+         p.gguf_requantize = parse_weight_scheme(v);
+       } catch (const Error&) {
+         fail_value("GGUF_REQUANTIZE", v, kRequantizeAccepted);
+       }
+     },
+     [](const DeviceProperties& p) { return std::string(weight_scheme_name(p.gguf_requantize)); }},
     {"ISA", "", kIsaAccepted, "force a lower kernel level than detected (tests, comparisons); empty: detected",
      [](DeviceProperties& p, std::string_view v) {
        if (v.empty()) {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/weight_format.hpp"
 #include "kernels/cpu_isa.hpp"
 #include "models/kv_layout.hpp"
 
@@ -27,10 +28,11 @@ struct DeviceProperties {
   std::size_t inference_num_threads = 0;  // 0: every CPU this process may run on
   PerformanceHint performance_hint = PerformanceHint::kLatency;
   ElementType kv_cache_precision = ElementType::kF16;
-  std::int64_t kv_cache_group_size = 32;               // u8 KV only
-  std::int64_t dynamic_quantization_group_size = 128;  // 0: int4/int8 weights take f32 activations
-  std::filesystem::path cache_dir;                     // empty: no compile cache
-  std::optional<Isa> isa;                              // nullopt: the best this CPU has
+  std::int64_t kv_cache_group_size = 32;                   // u8 KV only
+  std::int64_t dynamic_quantization_group_size = 128;      // 0: int4/int8 weights take f32 activations
+  std::filesystem::path cache_dir;                         // empty: no compile cache
+  WeightScheme gguf_requantize = WeightScheme::kInt8Asym;  // see ir::GgufImportOptions
+  std::optional<Isa> isa;                                  // nullopt: the best this CPU has
 };
 
 struct PropertySpec {

@@ -35,6 +35,38 @@ TEST(RunCommand, GreedyOutputMatchesTransformers) {
   }
 }
 
+// A GGUF file stands where a model directory does. Oracles: llama.cpp's tokenization of the
+// prompt, and transformers' greedy continuation on the weights the file defines
+// (tests/data/gguf/models/golden.json).
+TEST(RunCommand, RunsAGgufFile) {
+  const auto dir = testing::test_data_dir() / "gguf" / "models";
+  const Json golden = read_json_file(dir / "golden.json")["llama3_tiny.f16.gguf"];
+  const std::string model = (dir / "llama3_tiny.f16.gguf").string();
+
+  const auto ids = run_kiln({"tokenize", "--model", model, golden["prompt"].get<std::string>()});
+  ASSERT_EQ(ids.exit_code, 0) << ids.err;
+  EXPECT_EQ(Json::parse(ids.out), golden["prompt_ids"]);
+
+  std::vector<std::string> detokenize = {"detokenize", "--model", model, "--skip-special"};
+  for (const Json& id : golden["dequantized_greedy_ids"]) detokenize.push_back(std::to_string(id.get<int>()));
+  const auto expected = run_kiln(detokenize);
+  ASSERT_EQ(expected.exit_code, 0) << expected.err;
+  const auto result = run_kiln({"run", "--model", model, "--prompt", golden["prompt"].get<std::string>(), "-n", "16",
+                                "--temperature", "0", "--ignore-eos", "--device", "REFERENCE"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, expected.out);
+  EXPECT_EQ(result.err.find("re-quantised"), std::string::npos) << "f16 is kept as it is";
+
+  setenv("KILN_LOG_LEVEL", "warn", 1);  // the re-quantisation is said at warn (ctest runs tests at error)
+  const auto q4_1 = run_kiln({"run", "--model", (dir / "llama3_tiny.q4_1.gguf").string(), "--prompt", "The cat", "-n",
+                              "4", "--property", "GGUF_REQUANTIZE=int4_asym"});
+  setenv("KILN_LOG_LEVEL", "error", 1);
+  ASSERT_EQ(q4_1.exit_code, 0) << q4_1.err;
+  EXPECT_NE(q4_1.err.find("Q4_1 (14 tensors) have no exact kiln format: decoded and re-quantised to int4_asym"),
+            std::string::npos)
+      << q4_1.err;
+}
+
 TEST(RunCommand, PromptFromStdin) {
   const Json r = golden_records("llama3_tiny")[1];
   const auto dir = (testing::test_data_dir() / "checkpoints" / "llama3_tiny").string();

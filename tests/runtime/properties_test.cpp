@@ -29,6 +29,7 @@ TEST(DeviceProperties, ParsesEveryAcceptedValue) {
                                                 "KV_CACHE_GROUP_SIZE=64",
                                                 "DYNAMIC_QUANTIZATION_GROUP_SIZE=0",
                                                 "CACHE_DIR=/tmp/somewhere",
+                                                "GGUF_REQUANTIZE=int4_sym",
                                                 "ISA=scalar"};
   const DeviceProperties p = parse_device_properties(assignments);
   EXPECT_EQ(p.inference_num_threads, 3u);
@@ -37,6 +38,7 @@ TEST(DeviceProperties, ParsesEveryAcceptedValue) {
   EXPECT_EQ(p.kv_cache_group_size, 64);
   EXPECT_EQ(p.dynamic_quantization_group_size, 0);
   EXPECT_EQ(p.cache_dir, "/tmp/somewhere");
+  EXPECT_EQ(p.gguf_requantize, WeightScheme::kInt4Sym);
   ASSERT_TRUE(p.isa.has_value());
   EXPECT_EQ(*p.isa, Isa::kScalar);
   for (const char* kv : {"f32", "f16", "bf16", "u8"}) {
@@ -58,6 +60,7 @@ TEST(DeviceProperties, BadNamesAndValuesSayWhatIsAccepted) {
   EXPECT_KILN_ERROR(set_device_property(p, "KV_CACHE_GROUP_SIZE", "24"), "KV_CACHE_GROUP_SIZE", "multiple of 16");
   EXPECT_KILN_ERROR(set_device_property(p, "DYNAMIC_QUANTIZATION_GROUP_SIZE", "48"), "DYNAMIC_QUANTIZATION_GROUP_SIZE",
                     "multiple of 32");
+  EXPECT_KILN_ERROR(set_device_property(p, "GGUF_REQUANTIZE", "q4_k"), "GGUF_REQUANTIZE", "'q4_k'", "int8_asym");
   EXPECT_KILN_ERROR(set_device_property(p, "ISA", "avx1024"), "property ISA", "avx1024", "scalar, avx2, avx512, amx");
   if (!isa_supported(Isa::kAmx))
     EXPECT_KILN_ERROR(set_device_property(p, "ISA", "amx"), "property ISA", "not supported");
