@@ -8,6 +8,7 @@
 #include "models/model_factory.hpp"
 #include "models/tensor_specs.hpp"
 #include "runtime/cpu/cpu_ops.hpp"
+#include "runtime/gguf_import_cache.hpp"
 #include "runtime/reference/reference_ops.hpp"
 #include "runtime/thread_pool.hpp"
 #include "util/error.hpp"
@@ -157,8 +158,12 @@ CompiledModel Core::compile_model(const ir::ModelConfig& config, std::shared_ptr
   return build_cpu_model(config, std::move(weights), p, request, isa, std::move(pool), std::move(compiled));
 }
 
-CompiledModel Core::read_and_compile(const std::filesystem::path& dir, std::string_view device,
+CompiledModel Core::read_and_compile(const std::filesystem::path& path, std::string_view device,
                                      const DeviceProperties& p, const KvCacheRequest& kv) const {
+  // A GGUF file with a compile cache is read from its import, kept there as kiln's IR.
+  const std::filesystem::path dir = device == kCpuDevice && !p.cache_dir.empty() && ir::GgufModel::is_gguf_file(path)
+                                        ? cached_gguf_import(path, p.cache_dir, p.gguf_requantize)
+                                        : path;
   // On a warm compile cache the packed weights come from the (hash-checked) entry, so an IR's
   // tensor checksums need not be recomputed; otherwise they are, before anything is packed.
   if (device == kCpuDevice && !p.cache_dir.empty() && ir::IrModel::is_ir_dir(dir)) {

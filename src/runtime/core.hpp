@@ -57,10 +57,10 @@ class Core {
   DeviceInfo get_device_info(std::string_view device) const { return describe_device(device); }
 
   // Opens `dir` (kiln IR or Hugging Face checkpoint directory, or a GGUF file) and compiles it
-  // for `device`. An IR's
+  // for `device` (a GGUF with a CACHE_DIR through its import kept there as IR). An IR's
   // tensor checksums are verified on open unless a valid compile-cache entry already holds the
   // packed weights (the entry's own hash covers every byte that will be read from it).
-  CompiledModel read_and_compile(const std::filesystem::path& dir, std::string_view device,
+  CompiledModel read_and_compile(const std::filesystem::path& path, std::string_view device,
                                  const DeviceProperties& properties, const KvCacheRequest& kv) const;
 
   // Compiles already opened weights (tests, in-memory sources).

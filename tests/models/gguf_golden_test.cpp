@@ -180,6 +180,38 @@ INSTANTIATE_TEST_SUITE_P(Files, GgufExactOnCpu,
                          ::testing::Values("llama3_tiny.f16.gguf", "qwen2_tiny.f16.gguf", "qwen3_tiny.f16.gguf",
                                            "mistral_tiny.f16.gguf", "llama3_tiny.q8_0.gguf", "llama3_tiny.q4_0.gguf"));
 
+// With a CACHE_DIR a GGUF is imported once, kept as kiln's IR, and mapped from there on: the
+// same logits as the direct import, and a new entry when the file or the import option changes.
+TEST(GgufImportCache, LaterLoadsMapTheImportAndComputeTheSame) {
+  const testing::TempDir cache;
+  const std::string file = "llama3_tiny.q4_1.gguf";
+  const FileGolden g = file_golden(file);
+  const auto prompt_logits = [&](const std::filesystem::path& cache_dir, WeightScheme requantize) {
+    runtime::DeviceProperties properties;
+    properties.inference_num_threads = 1;
+    properties.cache_dir = cache_dir;
+    properties.gguf_requantize = requantize;
+    runtime::CompiledModel compiled = runtime::Core().read_and_compile(
+        gguf_dir() / file, "CPU", properties, {.context_tokens = 64, .max_sequences = 1, .block_size = 16});
+    return run_and_follow(*compiled.model, g.prompt_ids, {}, {}, 0).prompt_logits;
+  };
+  const auto imports = [&] {
+    std::vector<std::filesystem::path> dirs;
+    for (const auto& e : std::filesystem::directory_iterator(cache.path())) {
+      if (e.path().string().ends_with("-gguf")) dirs.push_back(e.path());
+    }
+    return dirs;
+  };
+  const auto direct = prompt_logits({}, WeightScheme::kInt8Asym);
+  EXPECT_EQ(prompt_logits(cache.path(), WeightScheme::kInt8Asym), direct);
+  ASSERT_EQ(imports().size(), 1u);
+  EXPECT_TRUE(std::filesystem::exists(imports()[0] / "model.json"));
+  EXPECT_EQ(prompt_logits(cache.path(), WeightScheme::kInt8Asym), direct);  // mapped from the import
+  EXPECT_EQ(imports().size(), 1u);
+  prompt_logits(cache.path(), WeightScheme::kInt4Asym);
+  EXPECT_EQ(imports().size(), 2u);
+}
+
 // The f16 files against transformers on the source checkpoints (f32 weights): within what
 // rounding the weights to f16 moves the logits. Mistral's and Qwen2's checkpoints slide an
 // 8-token window that their GGUFs do not carry, so only rows that see no more than 8 tokens count.
