@@ -15,6 +15,7 @@
 #include "eval/report_json.hpp"
 #include "eval/weight_budget.hpp"
 #include "genai/model_loader.hpp"
+#include "ir/gguf_model.hpp"
 #include "ir/hf_checkpoint.hpp"
 #include "ir/ir_model.hpp"
 #include "util/error.hpp"
@@ -63,6 +64,10 @@ Source open_source(const BudgetOptions& o) {
   if (o.model.empty() == o.config.empty()) fail("kiln budget needs exactly one of --model DIR and --config FILE");
   if (!o.config.empty()) return {ir::load_model_config(o.config), std::nullopt, std::nullopt};
   const std::filesystem::path dir(o.model);
+  if (ir::GgufModel::is_gguf_file(dir)) {  // as imported with GGUF_REQUANTIZE's default
+    const ir::GgufModel model(dir);
+    return {model.config(), eval::measure_stored_weights(model.config(), model), std::nullopt};
+  }
   if (ir::IrModel::is_ir_dir(dir)) {
     const ir::IrModel model(dir, {.verify_checksums = false});  // sizes only; kiln verify checks hashes
     return {model.config(), eval::measure_stored_weights(model.config(), model),
@@ -181,7 +186,8 @@ void budget(const BudgetOptions& o) {
 void register_budget_command(CLI::App& app) {
   auto o = std::make_shared<BudgetOptions>();
   auto* cmd = app.add_subcommand("budget", "Estimate weight and KV-cache memory for an export choice and a context");
-  auto* model = cmd->add_option("--model,-m", o->model, "Model directory (weights optional: config.json suffices)");
+  auto* model =
+      cmd->add_option("--model,-m", o->model, "Model directory (weights optional: config.json suffices) or GGUF file");
   cmd->add_option("--config", o->config, "A Hugging Face config.json")->excludes(model);
   cmd->add_option("--weight-format", o->weight_format, "int4, int8, fp16, bf16, fp32, nf4, or a scheme (int4_sym, ...)")
       ->capture_default_str();

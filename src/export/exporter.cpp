@@ -10,6 +10,7 @@
 #include "export/progress_bar.hpp"
 #include "export/sensitivity.hpp"
 #include "export/tensor_writer.hpp"
+#include "ir/gguf_model.hpp"
 #include "ir/hf_checkpoint.hpp"
 #include "ir/ir_writer.hpp"
 #include "ir/manifest.hpp"
@@ -152,6 +153,12 @@ std::map<std::string, double> Exporter::sensitivity_scores() {
 
 ExportResult Exporter::run() {
   Stopwatch clock;
+  if (ir::GgufModel::is_gguf_file(options_.model_dir)) {
+    fail(ErrorKind::kUnsupported,
+         "{}: kiln export compresses Hugging Face checkpoints; a GGUF file runs as it is (kiln run --model FILE), "
+         "and with --property CACHE_DIR=DIR its import is kept there as kiln's IR",
+         options_.model_dir.string());
+  }
   checkpoint_ = std::make_shared<ir::HfCheckpoint>(options_.model_dir);
   const ir::ModelConfig& config = checkpoint_->config();
   models::validate_tensors(config, *checkpoint_);

@@ -65,6 +65,14 @@ TEST(RunCommand, RunsAGgufFile) {
   EXPECT_NE(q4_1.err.find("Q4_1 (14 tensors) have no exact kiln format: decoded and re-quantised to int4_asym"),
             std::string::npos)
       << q4_1.err;
+
+  const testing::TempDir out;
+  const auto exported = run_kiln({"export", "--model", model, (out.path() / "x").string()});
+  EXPECT_NE(exported.exit_code, 0);
+  EXPECT_NE(exported.err.find("a GGUF file runs as it is"), std::string::npos) << exported.err;
+  const auto budget = run_kiln({"budget", "--model", model, "--context", "64"});
+  ASSERT_EQ(budget.exit_code, 0) << budget.err;
+  EXPECT_NE(budget.out.find("as stored"), std::string::npos) << budget.out;
 }
 
 TEST(RunCommand, PromptFromStdin) {

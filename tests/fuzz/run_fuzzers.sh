@@ -12,13 +12,15 @@ if [ -z "$cxx" ] || [ -z "$cc" ]; then
 fi
 CC=$cc CXX=$cxx cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DKILN_BUILD_FUZZERS=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF > "$build.configure.log"
-cmake --build "$build" --target tokenizer_fuzz jinja_fuzz
-for target in tokenizer_fuzz jinja_fuzz; do
+cmake --build "$build" --target tokenizer_fuzz jinja_fuzz gguf_fuzz
+for target in tokenizer_fuzz jinja_fuzz gguf_fuzz; do
   echo "== $target: ${seconds}s"
   corpus="$build/corpus-$target"
   mkdir -p "$corpus"
   dict=()
   [ -f "$src/tests/fuzz/${target%_fuzz}.dict" ] && dict=(-dict="$src/tests/fuzz/${target%_fuzz}.dict")
-  "$build/tests/fuzz/$target" "$corpus" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb=4096 \
+  seeds=()  # committed inputs the target starts from (read-only), and a length limit for them
+  [ "$target" = gguf_fuzz ] && seeds=("$src/tests/data/gguf" -max_len=32768)
+  "$build/tests/fuzz/$target" "$corpus" "${seeds[@]}" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb=4096 \
     -print_final_stats=1 2>&1 | tail -n 15
 done
