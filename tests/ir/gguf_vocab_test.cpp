@@ -59,6 +59,24 @@ TEST_F(GgufVocabGolden, TokenizesAsLlamaCpp) {
   }
 }
 
+// The GGUF's tokenizer against the tokenizer.json of the checkpoint it was converted from, where
+// both split text the same way (the Llama 3 regex: the qwen2 / qwen3 fixtures were given the
+// "qwen2" pre-tokenizer, which splits digits differently from their checkpoints' files).
+TEST_F(GgufVocabGolden, TokenizesAsTheCheckpointsTokenizerJson) {
+  for (const std::string name : {"llama3_tiny", "mistral_tiny"}) {
+    const Tokenizer gguf = tokenizer_of(GgufFile(models_dir() / (name + ".f16.gguf")));
+    const Tokenizer hf = Tokenizer::from_dir(testing::test_data_dir() / "checkpoints" / name);
+    for (const Json& entry : golden[name + ".f16.gguf"]["tokenize"]) {
+      const std::string text = entry["text"];
+      for (const bool special : {true, false}) {
+        EXPECT_EQ(gguf.encode(text, special), hf.encode(text, special)) << name << ": \"" << text << "\"";
+      }
+      const Ids ids = hf.encode(text, true);
+      EXPECT_EQ(gguf.decode(ids, true), hf.decode(ids, true)) << name << ": \"" << text << "\"";
+    }
+  }
+}
+
 // llama.cpp's own llama_detokenize (remove_special false, unparse_special true) is decode()
 // without skipping special tokens and with the config's clean-up; llama-cpp-python's
 // detokenize joins the pieces without clean-up and drops one leading space only after a
