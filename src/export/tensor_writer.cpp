@@ -1,13 +1,11 @@
 #include "export/tensor_writer.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <vector>
 
 #include "ir/tensor_convert.hpp"
 #include "util/error.hpp"
+#include "util/mapped_file.hpp"
 
 namespace kiln::exporter {
 namespace {
@@ -98,8 +96,8 @@ void write_streamed(ir::IrWriter& writer, const TensorPlan& plan, const ir::Tens
     if (!source.is_quantized()) {
       // Drop the rows just read from this process's resident set (a 128k-row embedding is 0.5 GB).
       const std::size_t element = element_bytes(source.dtype);
-      release_source_bytes(source.bytes.subspan(static_cast<std::size_t>(first * cols) * element,
-                                                static_cast<std::size_t>(n * cols) * element));
+      release_file_pages(source.bytes.subspan(static_cast<std::size_t>(first * cols) * element,
+                                              static_cast<std::size_t>(n * cols) * element));
     }
   }
   writer.end_tensor();
@@ -124,16 +122,6 @@ void write_quantized(ir::IrWriter& writer, const TensorPlan& plan, const Quantiz
   write_companions(writer, plan, matrix.scales(), matrix.zero_points());
 }
 
-void release_source_pages(const ir::TensorView& source) { release_source_bytes(source.bytes); }
-
-void release_source_bytes(std::span<const std::uint8_t> bytes) {
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<std::uintptr_t>(bytes.data());
-  const std::uintptr_t first = (begin + page - 1) / page * page;
-  const std::uintptr_t last = (begin + bytes.size()) / page * page;
-  // Only whole pages inside the tensor: a neighbour sharing a page may still be in use. Advice
-  // only; a failure changes nothing but memory use.
-  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
-}
+void release_source_pages(const ir::TensorView& source) { release_file_pages(source.bytes); }
 
 }  // namespace kiln::exporter

@@ -24,7 +24,5 @@ void write_quantized(ir::IrWriter& writer, const TensorPlan& plan, const Quantiz
 // Tells the kernel the mapped pages of a source tensor are no longer needed, so they leave this
 // process's resident set (file-backed pages count towards RSS while mapped).
 void release_source_pages(const ir::TensorView& source);
-// The same for a byte range of a mapped file (whole pages inside it only).
-void release_source_bytes(std::span<const std::uint8_t> bytes);
 
 }  // namespace kiln::exporter

@@ -1,5 +1,6 @@
 #include "ir/gguf_model.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include "ir/gguf_weight_import.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/mapped_file.hpp"
 
 namespace kiln::ir {
 namespace {
@@ -106,6 +108,8 @@ GgufModel::GgufModel(const fs::path& path, GgufImportOptions options)
     if (t.dims.size() > 2)
       fail("{}: tensor '{}' has {} dimensions; kiln's weights have 1 or 2", origin(), t.name, t.dims.size());
     import_tensor(t, name, requantized);
+    // A tensor copied out of the map no longer needs its file pages resident.
+    if (views_.at(name).bytes.data() != t.bytes.data()) release_file_pages(t.bytes);
   }
   if (!requantized.empty()) {
     std::string types;
@@ -151,10 +155,35 @@ void GgufModel::import_tensor(const GgufTensor& t, const std::string& name, std:
     add_matrix(name, import_exact_blocks(t, order));
   } else {
     ++requantized[*ggml_type_name(static_cast<std::uint32_t>(t.type))];
-    const std::size_t in = t.dims[0];
-    add_matrix(name, quantize_weights(decode_rows(t, order), rows, in, options_.requantize,
-                                      std::min(options_.group_size, in), name));
+    add_matrix(name, requantize(t, order, name));
   }
+}
+
+QuantizedMatrix GgufModel::requantize(const GgufTensor& t, std::span<const std::size_t> order,
+                                      const std::string& name) const {
+  // A band of rows at a time, so that no f32 copy of a whole matrix (1 GB for a 128k-token
+  // embedding) is ever made. Bands start on even rows: packed 4-bit zero points of a band then
+  // start on a byte.
+  constexpr std::size_t kBandRows = 256;
+  const std::size_t rows = order.size();
+  const std::size_t in = t.dims[0];
+  const std::size_t group_size = std::min(options_.group_size, in);
+  QuantizedMatrix m(options_.requantize, rows, in, group_size);
+  const std::size_t groups = num_groups(in, group_size);
+  for (std::size_t first = 0; first < rows; first += kBandRows) {
+    const std::size_t n = std::min(kBandRows, rows - first);
+    const QuantizedMatrix band =
+        quantize_weights(decode_rows(t, order.subspan(first, n)), n, in, options_.requantize, group_size, name);
+    std::copy(band.data().begin(), band.data().end(),
+              m.data().begin() + static_cast<std::ptrdiff_t>(code_bytes(options_.requantize, first * in)));
+    std::copy(band.scales().begin(), band.scales().end(),
+              m.scales().begin() + static_cast<std::ptrdiff_t>(first * groups));
+    if (has_zero_points(options_.requantize)) {
+      std::copy(band.zero_points().begin(), band.zero_points().end(),
+                m.zero_points().begin() + static_cast<std::ptrdiff_t>(code_bytes(options_.requantize, first * groups)));
+    }
+  }
+  return m;
 }
 
 void GgufModel::add_matrix(const std::string& name, QuantizedMatrix matrix) {

@@ -9,6 +9,7 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,8 @@ class GgufModel final : public TensorSource {
 
  private:
   void import_tensor(const GgufTensor& tensor, const std::string& name, std::map<std::string, int>& requantized);
+  QuantizedMatrix requantize(const GgufTensor& tensor, std::span<const std::size_t> row_order,
+                             const std::string& name) const;
   void add_matrix(const std::string& name, QuantizedMatrix matrix);
   void add_values(const std::string& name, ElementType dtype, std::vector<std::int64_t> shape,
                   std::vector<std::uint8_t> bytes);

@@ -17,15 +17,22 @@ struct Geometry {
   std::size_t row_bytes = 0;
 };
 
-Geometry geometry(const GgufTensor& t, std::span<const std::size_t> row_order) {
+// Checks that every row asked for exists.
+Geometry geometry(const GgufTensor& t, std::span<const std::size_t> rows) {
   Geometry g;
   g.in = t.dims.at(0);
   g.out = t.dims.size() > 1 ? t.dims[1] : 1;
-  if (t.dims.size() > 2 || row_order.size() != g.out) {
-    fail(ErrorKind::kInternal, "tensor '{}': {} rows asked of a {}-row tensor", t.name, row_order.size(), g.out);
+  for (const std::size_t r : rows) {
+    if (t.dims.size() > 2 || r >= g.out) {
+      fail(ErrorKind::kInternal, "tensor '{}': row {} asked of a {}-row tensor", t.name, r, g.out);
+    }
   }
   g.row_bytes = t.bytes.size() / g.out;
   return g;
+}
+
+void require_every_row(const GgufTensor& t, const Geometry& g, std::span<const std::size_t> row_order) {
+  if (row_order.size() != g.out) fail(ErrorKind::kInternal, "tensor '{}': every row must be imported", t.name);
 }
 
 std::uint16_t read_u16(const std::uint8_t* p) {
@@ -49,6 +56,7 @@ std::optional<WeightScheme> exact_kiln_scheme(GgmlType type) {
 
 QuantizedMatrix import_exact_blocks(const GgufTensor& t, std::span<const std::size_t> row_order) {
   const Geometry g = geometry(t, row_order);
+  require_every_row(t, g, row_order);
   const bool q8 = t.type == GgmlType::kQ8_0;
   if (!q8 && t.type != GgmlType::kQ4_0) fail(ErrorKind::kInternal, "tensor '{}': not Q8_0 or Q4_0", t.name);
   const std::size_t block_bytes = q8 ? 34 : 18;  // an f16 scale, then 32 codes
@@ -65,10 +73,13 @@ QuantizedMatrix import_exact_blocks(const GgufTensor& t, std::span<const std::si
         continue;
       }
       // Q4_0 keeps element e in the low nibble of byte e and element e + 16 in the high one, as
-      // q = code + 8; kiln stores the signed code, which is q with its top bit flipped.
-      for (std::size_t e = 0; e < kBlock / 2; ++e) {
-        write_nibble(m.data().data(), first + e, (block[2 + e] & 0xF) ^ 0x8);
-        write_nibble(m.data().data(), first + e + kBlock / 2, (block[2 + e] >> 4) ^ 0x8);
+      // q = code + 8; kiln stores the signed code (q with its top bit flipped), two per byte in
+      // element order. A row starts on a byte: `in` is a multiple of 32.
+      std::uint8_t* out = m.data().data() + first / 2;
+      const std::uint8_t* q = block + 2;
+      for (std::size_t j = 0; j < kBlock / 4; ++j) {
+        out[j] = static_cast<std::uint8_t>(((q[2 * j] & 0x0F) | (q[2 * j + 1] << 4)) ^ 0x88);
+        out[j + kBlock / 4] = static_cast<std::uint8_t>(((q[2 * j] >> 4) | (q[2 * j + 1] & 0xF0)) ^ 0x88);
       }
     }
   }
@@ -77,6 +88,7 @@ QuantizedMatrix import_exact_blocks(const GgufTensor& t, std::span<const std::si
 
 std::vector<std::uint8_t> reorder_float_rows(const GgufTensor& t, std::span<const std::size_t> row_order) {
   const Geometry g = geometry(t, row_order);
+  require_every_row(t, g, row_order);
   std::vector<std::uint8_t> out(t.bytes.size());
   for (std::size_t r = 0; r < g.out; ++r) {
     std::memcpy(out.data() + r * g.row_bytes, t.bytes.data() + row_order[r] * g.row_bytes, g.row_bytes);
@@ -84,11 +96,11 @@ std::vector<std::uint8_t> reorder_float_rows(const GgufTensor& t, std::span<cons
   return out;
 }
 
-std::vector<float> decode_rows(const GgufTensor& t, std::span<const std::size_t> row_order) {
-  const Geometry g = geometry(t, row_order);
-  std::vector<float> out(g.out * g.in);
-  for (std::size_t r = 0; r < g.out; ++r) {
-    dequantize_gguf(t.type, t.bytes.subspan(row_order[r] * g.row_bytes, g.row_bytes),
+std::vector<float> decode_rows(const GgufTensor& t, std::span<const std::size_t> rows) {
+  const Geometry g = geometry(t, rows);
+  std::vector<float> out(rows.size() * g.in);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    dequantize_gguf(t.type, t.bytes.subspan(rows[r] * g.row_bytes, g.row_bytes),
                     std::span<float>(out).subspan(r * g.in, g.in));
   }
   return out;

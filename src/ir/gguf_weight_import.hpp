@@ -28,8 +28,8 @@ QuantizedMatrix import_exact_blocks(const GgufTensor& tensor, std::span<const st
 // F32, F16 or BF16 rows copied in `row_order` (bytes of [out, in] values of the same type).
 std::vector<std::uint8_t> reorder_float_rows(const GgufTensor& tensor, std::span<const std::size_t> row_order);
 
-// Any readable type decoded to f32 [out, in], rows in `row_order`.
-std::vector<float> decode_rows(const GgufTensor& tensor, std::span<const std::size_t> row_order);
+// Any readable type decoded to f32: [rows.size(), in], row r being the tensor's row rows[r].
+std::vector<float> decode_rows(const GgufTensor& tensor, std::span<const std::size_t> rows);
 
 // The source row of each row of an un-permuted q or k projection ([heads * head_dim, ...]).
 // llama.cpp's converter interleaves each head's two rotary halves (row h*d + j and h*d + d/2 + j

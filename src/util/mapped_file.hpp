@@ -32,4 +32,9 @@ class MappedFile {
   std::size_t size_ = 0;
 };
 
+// Drops the whole pages inside `bytes` from this process's page tables (MADV_DONTNEED), so they
+// leave its resident set. Only for bytes of a private read-only *file* mapping, where a later
+// read simply faults the page back in from the file; on anonymous memory it would zero the data.
+void release_file_pages(std::span<const std::uint8_t> bytes);
+
 }  // namespace kiln

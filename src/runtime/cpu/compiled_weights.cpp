@@ -8,6 +8,7 @@
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/mapped_file.hpp"
 
 namespace kiln::runtime {
 namespace {

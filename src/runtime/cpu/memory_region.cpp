@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "util/error.hpp"
+#include "util/mapped_file.hpp"
 
 namespace kiln::runtime {
 
@@ -50,13 +51,6 @@ void advise(std::span<const std::uint8_t> bytes, int advice) {
 }  // namespace
 
 void advise_huge_pages(std::span<const std::uint8_t> bytes) { advise(bytes, MADV_HUGEPAGE); }
-
-void release_file_pages(std::span<const std::uint8_t> bytes) {
-  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto begin = (reinterpret_cast<std::uintptr_t>(bytes.data()) + page - 1) / page * page;
-  const auto end = (reinterpret_cast<std::uintptr_t>(bytes.data()) + bytes.size()) / page * page;
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-}
 
 void release_file_pages_around(std::span<const std::uint8_t> rows, std::span<const std::uint8_t> table) {
   constexpr std::uintptr_t kWindow = std::uintptr_t{2} << 20;

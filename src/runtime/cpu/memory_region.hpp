@@ -36,14 +36,9 @@ class AnonymousMemory {
 // only: a kernel that declines keeps 4 KiB pages, and the bytes read are the same.
 void advise_huge_pages(std::span<const std::uint8_t> bytes);
 
-// Drops the whole pages inside `bytes` from this process's page tables (MADV_DONTNEED). Only for
-// bytes of a private read-only *file* mapping, where a later read simply faults the page back
-// in from the file; on anonymous memory it would zero the data.
-void release_file_pages(std::span<const std::uint8_t> bytes);
-
-// The same for the 2 MiB-aligned windows around `rows` (clipped to `table`): whatever a read of
-// those rows mapped, 4 KiB fault-around pages or a 2 MiB folio, leaves the page tables again.
-// For a file-mapped table read a row at a time (the token embedding), so RSS keeps none of it.
+// release_file_pages (util/mapped_file.hpp) for the 2 MiB-aligned windows around `rows` (clipped to `table`): whatever
+// a read of those rows mapped, 4 KiB fault-around pages or a 2 MiB folio, leaves the page tables again. For a
+// file-mapped table read a row at a time (the token embedding), so RSS keeps none of it.
 void release_file_pages_around(std::span<const std::uint8_t> rows, std::span<const std::uint8_t> table);
 
 }  // namespace kiln::runtime
