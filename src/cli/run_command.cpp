@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/generation_flags.hpp"
+#include "util/error.hpp"
 
 namespace kiln::cli {
 namespace {
@@ -37,7 +38,10 @@ void print_logprobs(const Tokenizer& tokenizer, const std::vector<TokenLogprob>&
 
 void run(const RunOptions& o) {
   std::string prompt = o.prompt;
-  if (prompt == "-") prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  if (prompt == "-") {
+    prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    if (prompt.empty()) fail("--prompt -: standard input was empty (give the prompt text there, or as --prompt TEXT)");
+  }
   LLMPipeline pipe = open_pipeline(o.pipeline);
   // NOTE: `kiln run` continues the prompt as raw text unless --apply-chat-template true: it is
   // the completion tool (kiln chat is the conversation one).

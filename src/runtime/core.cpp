@@ -33,8 +33,17 @@ void check_reference_properties(const DeviceProperties& p) {
   }
 }
 
+// More threads than this many per usable CPU is a mistake, never a tuning: refused before any
+// thread starts (the system would run out of threads, or memory for their stacks, first).
+constexpr std::size_t kMaxThreadsPerCpu = 8;
+
 std::shared_ptr<ThreadPool> make_pool(const DeviceProperties& p) {
-  if (const std::size_t usable = allowed_cpus().size(); p.inference_num_threads > usable) {
+  if (const std::size_t usable = allowed_cpus().size(); p.inference_num_threads > kMaxThreadsPerCpu * usable) {
+    fail(
+        "INFERENCE_NUM_THREADS={} is far more than the {} CPUs this process may use (at most {}, {} a CPU; 0 uses "
+        "each once)",
+        p.inference_num_threads, usable, kMaxThreadsPerCpu * usable, kMaxThreadsPerCpu);
+  } else if (p.inference_num_threads > usable) {
     spdlog::warn(
         "INFERENCE_NUM_THREADS={} is more than the {} CPUs this process may use: threads will share CPUs and "
         "wait on each other",

@@ -9,6 +9,7 @@
 #include <sched.h>
 
 #include <chrono>
+#include <system_error>
 
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -72,15 +73,24 @@ ThreadPool::ThreadPool(ThreadPoolOptions options) : options_(options) {
   if (options_.pin_threads) pin_current_thread(cpus[0]);
   workers_.reserve(n - 1);
   for (std::size_t i = 1; i < n; ++i) {
-    workers_.emplace_back([this, i, cpus] { worker_loop(i, cpus); });
+    try {
+      workers_.emplace_back([this, i, cpus] { worker_loop(i, cpus); });
+    } catch (const std::system_error& e) {  // the system's thread limit: stop the ones started
+      stop_workers();
+      fail(ErrorKind::kIo, "cannot start thread {} of the {} asked for (INFERENCE_NUM_THREADS): {}", i + 1, n,
+           e.what());
+    }
   }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   stop_.store(true);
   generation_.fetch_add(1);
   generation_.notify_all();
   for (std::thread& t : workers_) t.join();
+  workers_.clear();
 }
 
 void ThreadPool::wait_while_equal(std::atomic<std::uint32_t>& value, std::uint32_t old,

@@ -70,6 +70,7 @@ class ThreadPool {
 
   void run(std::size_t num_tasks, void* ctx, TaskFn fn);
   void worker_loop(std::size_t thread, const std::vector<int>& cpus);
+  void stop_workers();  // wakes, joins and forgets every worker
   // Claims and runs tasks of job `generation` until none is left.
   void drain_tasks(std::size_t thread, std::uint32_t generation);
   // Returns once `value` differs from `old`: spins for options_.spin_us, then sleeps on it.

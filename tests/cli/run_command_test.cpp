@@ -105,6 +105,13 @@ TEST(RunCommand, BadInputGivesClearErrors) {
   r = run_kiln({"run", "--model", dir, "-p", std::string(2000, 'x'), "--context", "64"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("context holds"), std::string::npos) << r.err;
+  r = run_kiln({"run", "--model", dir, "-p", "-"}, "");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--prompt -: standard input was empty"), std::string::npos) << r.err;
+  // Far more threads than CPUs is refused before any starts (it used to end in std::terminate).
+  r = run_kiln({"run", "--model", dir, "-p", "x", "--property", "INFERENCE_NUM_THREADS=100000"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("INFERENCE_NUM_THREADS=100000 is far more than the"), std::string::npos) << r.err;
 }
 
 // More threads than the CPUs the process may use still run, with a warning that says so; as many
