@@ -1,11 +1,12 @@
 // Entry point of the kiln binary: builds the subcommand tree and turns library errors into a
-// message on stderr and an exit code (1 bad input, 3 internal error).
+// message on stderr and an exit code (1 bad input, options included; 3 internal error).
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/git_commit.hpp"
+#include "cli/option_checks.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -46,11 +47,14 @@ int main(int argc, char** argv) {
   kiln::cli::register_budget_command(app);
   kiln::cli::register_bench_command(app);
   kiln::cli::register_devices_command(app);
+  kiln::cli::refuse_out_of_range_integers(app);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version succeed; a bad option is bad input like any other (exit 1, not
+    // CLI11's own 100-odd codes).
+    return app.exit(e) == 0 ? 0 : 1;
   } catch (const kiln::Error& e) {
     std::cerr << "kiln: error: " << e.what() << "\n";
     return e.kind() == kiln::ErrorKind::kInternal ? 3 : 1;

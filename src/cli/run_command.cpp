@@ -36,6 +36,24 @@ void print_logprobs(const Tokenizer& tokenizer, const std::vector<TokenLogprob>&
   }
 }
 
+// A sequence that ended for length short of every length limit ran out of context: said, so a
+// short answer is never mistaken for the model's choice.
+void warn_if_context_ended(const DecodedResults& r, const GenerationConfig& config) {
+  const auto prompt = static_cast<std::size_t>(r.perf_metrics.get_num_input_tokens().mean);
+  for (std::size_t i = 0; i < r.tokens.size(); ++i) {
+    const std::size_t generated = r.tokens[i].size();
+    const bool below_new = !config.max_new_tokens || generated < static_cast<std::size_t>(*config.max_new_tokens);
+    const bool below_length = !config.max_length || prompt + generated < static_cast<std::size_t>(*config.max_length);
+    if (r.finish_reasons[i] == GenerationFinishReason::LENGTH && below_new && below_length) {
+      fmt::print(stderr,
+                 "kiln run: stopped after {} new tokens: the context ({} tokens with the prompt) is full; --context "
+                 "raises it, up to the model's limit\n",
+                 generated, prompt + generated);
+      return;
+    }
+  }
+}
+
 void run(const RunOptions& o) {
   std::string prompt = o.prompt;
   if (prompt == "-") {
@@ -57,6 +75,7 @@ void run(const RunOptions& o) {
     });
   }
   const DecodedResults r = pipe.generate(prompt, config, streamer);
+  warn_if_context_ended(r, config);
   if (single) {
     write_out("\n");
   } else {

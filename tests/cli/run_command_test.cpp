@@ -112,6 +112,25 @@ TEST(RunCommand, BadInputGivesClearErrors) {
   r = run_kiln({"run", "--model", dir, "-p", "x", "--property", "INFERENCE_NUM_THREADS=100000"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("INFERENCE_NUM_THREADS=100000 is far more than the"), std::string::npos) << r.err;
+  // Option errors exit 1 like every other bad input; an integer past 64 bits is one.
+  r = run_kiln({"run", "--model", dir, "-p", "x", "-n", "99999999999999999999"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--max-new-tokens: 99999999999999999999 is out of range"), std::string::npos) << r.err;
+  r = run_kiln({"run", "--model", dir, "--no-such-flag"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(run_kiln({"run", "--help"}).exit_code, 0);
+}
+
+// An answer cut short by the end of the context says so on stderr (and one that reached
+// max_new_tokens does not).
+TEST(RunCommand, SaysWhenTheContextEndsTheAnswer) {
+  const auto dir = (testing::test_data_dir() / "checkpoints" / "llama3_tiny").string();
+  const auto full = run_kiln({"run", "--model", dir, "-p", "Hello", "-n", "100", "--ignore-eos", "--context", "32"});
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  EXPECT_NE(full.err.find("the context (32 tokens with the prompt) is full"), std::string::npos) << full.err;
+  const auto fits = run_kiln({"run", "--model", dir, "-p", "Hello", "-n", "8", "--ignore-eos", "--context", "32"});
+  ASSERT_EQ(fits.exit_code, 0) << fits.err;
+  EXPECT_EQ(fits.err.find("is full"), std::string::npos) << fits.err;
 }
 
 // More threads than the CPUs the process may use still run, with a warning that says so; as many

@@ -5,6 +5,8 @@
 // committed fixtures (tests/data/gguf). Run: gguf_fuzz -dict=tests/fuzz/gguf.dict CORPUS SEEDS
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -34,6 +36,12 @@ void expect_kiln_errors_only(F&& f) {
 }
 
 }  // namespace
+
+// Warnings (a missing pre-tokenizer, a re-quantised type) are expected of fuzzed files: unlogged.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  setenv("KILN_LOG_LEVEL", "off", 1);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   kiln::write_file_atomic(input_path(), std::string_view(reinterpret_cast<const char*>(data), size));
