@@ -5,10 +5,9 @@
 // committed fixtures (tests/data/gguf). Run: gguf_fuzz -dict=tests/fuzz/gguf.dict CORPUS SEEDS
 #include <unistd.h>
 
-#include <cstdlib>
-
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
