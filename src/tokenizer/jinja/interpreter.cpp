@@ -40,6 +40,7 @@ Interpreter::~Interpreter() {
 }
 
 std::string Interpreter::render(const ast::Body& body, const Dict& context) {
+  deadline_ = std::chrono::steady_clock::now() + limits_.max_time;
   char stack_marker;
   stack_base_ = &stack_marker;
   Scope* globals = new_scope(nullptr);
@@ -64,6 +65,11 @@ std::shared_ptr<Namespace> Interpreter::make_namespace() {
 void Interpreter::count_step() {
   if (++steps_ > limits_.max_steps) {
     raise(ErrorType::kLimitError, "template exceeded kiln's limit of {} evaluation steps", limits_.max_steps);
+  }
+  // The clock is read every 4096 steps (a few microseconds of work apart).
+  if ((steps_ & 4095) == 0 && std::chrono::steady_clock::now() > deadline_) {
+    raise(ErrorType::kLimitError, "template exceeded kiln's time limit of {} ms for one render",
+          limits_.max_time.count());
   }
 }
 

@@ -5,6 +5,7 @@
 // with a clear error instead of exhausting memory, stack or time.
 #pragma once
 
+#include <chrono>
 #include <ctime>
 #include <deque>
 #include <functional>
@@ -23,7 +24,10 @@ struct RenderLimits {
   size_t max_output_bytes = size_t{64} << 20;  // any string the template builds, too
   int max_call_depth = 128;                    // nested macro calls and recursive loops
   uint64_t max_steps = 20'000'000;             // evaluated nodes and loop iterations
-  size_t max_stack_bytes = size_t{2} << 20;    // C++ stack the interpreter may use
+  // Wall time of one render: real chat templates take well under a millisecond, so a hostile
+  // one trips this long before the step limit (seconds of work on a slow machine).
+  std::chrono::milliseconds max_time{1000};
+  size_t max_stack_bytes = size_t{2} << 20;  // C++ stack the interpreter may use
 };
 
 // The broken-down local time strftime_now() formats; injectable so renders are reproducible.
@@ -126,6 +130,7 @@ class Interpreter {
   const char* stack_base_ = nullptr;                    // the stack address when render() started
   const Value* block_input_ = nullptr;                  // the body a filter chain of a block applies to
   uint64_t steps_ = 0;
+  std::chrono::steady_clock::time_point deadline_;  // render()'s start + limits_.max_time
   int call_depth_ = 0;
 };
 

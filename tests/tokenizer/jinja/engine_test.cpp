@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -90,6 +91,18 @@ TEST(JinjaLimits, EvaluationStepsAreBounded) {
   EXPECT_KILN_ERROR(render("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
                            Json::object(), options),
                     "LimitError", "100000 evaluation steps");
+}
+
+// Oracle: a render stops at its time budget, long before the default step limit; the clock.
+TEST(JinjaLimits, RenderTimeIsBounded) {
+  RenderOptions options;
+  options.limits.max_time = std::chrono::milliseconds(50);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_KILN_ERROR(render("{% for i in range(100000) %}{% for j in range(100000) %}{{ i * j }}{% endfor %}"
+                           "{% endfor %}",
+                           Json::object(), options),
+                    "LimitError", "time limit of 50 ms");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 // Oracle: unbounded recursion ends with Python's exception type, not a stack overflow.
