@@ -32,13 +32,20 @@ std::string hidden_temporary_name(const std::filesystem::path& path, std::string
 }  // namespace
 
 std::string read_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail("{}: is a directory, not a file", path.string());
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     fail(std::filesystem::exists(path) ? ErrorKind::kIo : ErrorKind::kNotFound, "{}: cannot open: {}", path.string(),
          std::strerror(errno));
   }
-  std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) fail(ErrorKind::kIo, "{}: read error", path.string());
+  std::string contents;
+  try {
+    contents.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception& e) {  // libstdc++ reports some read errors by throwing
+    fail(ErrorKind::kIo, "{}: read error: {}", path.string(), e.what());
+  }
+  if (in.bad()) fail(ErrorKind::kIo, "{}: read error: {}", path.string(), std::strerror(errno));
   return contents;
 }
 
@@ -65,13 +72,15 @@ AtomicFileWriter::~AtomicFileWriter() {
 
 void AtomicFileWriter::write(std::string_view bytes) {
   out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out_) fail(ErrorKind::kIo, "{}: write failed after {} bytes", path_.string(), bytes_written_);
+  if (!out_) {
+    fail(ErrorKind::kIo, "{}: write failed after {} bytes: {}", path_.string(), bytes_written_, std::strerror(errno));
+  }
   bytes_written_ += bytes.size();
 }
 
 void AtomicFileWriter::commit() {
   out_.close();
-  if (!out_) fail(ErrorKind::kIo, "{}: write failed while closing", path_.string());
+  if (!out_) fail(ErrorKind::kIo, "{}: write failed while closing: {}", path_.string(), std::strerror(errno));
   std::error_code ec;
   std::filesystem::rename(tmp_path_, path_, ec);
   if (ec) fail(ErrorKind::kIo, "{}: cannot rename into place: {}", path_.string(), ec.message());
@@ -84,6 +93,9 @@ StagingDirectory::StagingDirectory(std::filesystem::path final_path) : final_pat
   }
   std::filesystem::path parent = final_path_.parent_path();
   if (parent.empty()) parent = ".";
+  if (std::filesystem::exists(parent) && !std::filesystem::is_directory(parent)) {
+    fail("{}: the parent of {} is not a directory", parent.string(), final_path_.string());
+  }
   if (!std::filesystem::is_directory(parent)) {
     fail(ErrorKind::kNotFound, "{}: parent directory does not exist", parent.string());
   }

@@ -27,6 +27,18 @@ TEST(FileIo, ReadMissingFileNamesIt) {
   EXPECT_KILN_ERROR(read_file("/nonexistent/kiln/file.json"), "/nonexistent/kiln/file.json");
 }
 
+TEST(FileIo, ReadingADirectorySaysSo) {
+  testing::TempDir dir;
+  const std::string name = dir.path().string();
+  EXPECT_KILN_ERROR(read_file(dir.path()), name.c_str(), "is a directory, not a file");
+}
+
+TEST(FileIo, StagingDirectoryUnderAFileSaysTheParentIsAFile) {
+  testing::TempDir dir;
+  write_file_atomic(dir.path() / "file", "x");
+  EXPECT_KILN_ERROR(StagingDirectory staging(dir.path() / "file" / "out"), "is not a directory");
+}
+
 TEST(FileIo, StagingDirectoryCommitRenames) {
   testing::TempDir dir;
   const auto out = dir.path() / "out";
