@@ -4,11 +4,10 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <iostream>
-#include <iterator>
 
 #include "cli/commands.hpp"
 #include "cli/generation_flags.hpp"
+#include "cli/text_argument.hpp"
 #include "util/error.hpp"
 
 namespace kiln::cli {
@@ -55,10 +54,9 @@ void warn_if_context_ended(const DecodedResults& r, const GenerationConfig& conf
 }
 
 void run(const RunOptions& o) {
-  std::string prompt = o.prompt;
-  if (prompt == "-") {
-    prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    if (prompt.empty()) fail("--prompt -: standard input was empty (give the prompt text there, or as --prompt TEXT)");
+  const std::string prompt = text_argument(o.prompt, "--prompt");
+  if (prompt.empty() && o.prompt == "-") {
+    fail("--prompt -: standard input was empty (give the prompt text there, or as --prompt TEXT)");
   }
   LLMPipeline pipe = open_pipeline(o.pipeline);
   // NOTE: `kiln run` continues the prompt as raw text unless --apply-chat-template true: it is

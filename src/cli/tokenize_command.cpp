@@ -2,10 +2,8 @@
 // is "-" or absent) as a JSON array, exactly as Hugging Face `tokenizers` encodes it.
 #include <fmt/format.h>
 
-#include <iostream>
-#include <iterator>
-
 #include "cli/commands.hpp"
+#include "cli/text_argument.hpp"
 #include "genai/model_loader.hpp"
 #include "kiln/tokenizer.hpp"
 
@@ -28,8 +26,7 @@ void register_tokenize_command(CLI::App& app) {
   cmd->callback([options] {
     const auto dir = options->model.empty() ? default_model_dir() : std::filesystem::path(options->model);
     const Tokenizer tokenizer = genai::model_tokenizer(dir);
-    std::string text = options->text;
-    if (text == "-") text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    const std::string text = text_argument(options->text, "text");
     fmt::print("[{}]\n", fmt::join(tokenizer.encode(text, !options->no_special), ", "));
   });
 }

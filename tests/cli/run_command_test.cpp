@@ -108,6 +108,12 @@ TEST(RunCommand, BadInputGivesClearErrors) {
   r = run_kiln({"run", "--model", dir, "-p", "-"}, "");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("--prompt -: standard input was empty"), std::string::npos) << r.err;
+  r = run_kiln({"run", "--model", dir, "-p", "-"}, "Hel\xff\xfelo");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--prompt (standard input): not UTF-8 text: byte 3 (0xff)"), std::string::npos) << r.err;
+  r = run_kiln({"tokenize", "--model", dir, "caf\xc3"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("text: not UTF-8 text: byte 3 (0xc3)"), std::string::npos) << r.err;
   // Far more threads than CPUs is refused before any starts (it used to end in std::terminate).
   r = run_kiln({"run", "--model", dir, "-p", "x", "--property", "INFERENCE_NUM_THREADS=100000"});
   EXPECT_EQ(r.exit_code, 1);
