@@ -189,6 +189,11 @@ void validate_tensor_table(const std::vector<IrTensorEntry>& entries, std::uint6
   }
   // Order first: a swapped pair would otherwise surface as a confusing offset mismatch.
   for (std::size_t i = 1; i < entries.size(); ++i) {
+    if (entries[i].offset < entries[i - 1].offset && entries[i - 1].offset >= file_size) {
+      // Not a re-ordering: that offset points outside the file (a corrupt or edited number).
+      fail("{}: tensor '{}' has offset {}, past the end of {} ({} bytes)", model_json, entries[i - 1].name,
+           entries[i - 1].offset, model_bin, file_size);
+    }
     if (entries[i].offset < entries[i - 1].offset) {
       fail(
           "{}: tensor '{}' (offset {}) is listed after '{}' (offset {}): the table is re-ordered; entries must be in "

@@ -103,6 +103,14 @@ TEST(IrModel, RejectsReorderedTable) {
   EXPECT_KILN_ERROR(IrModel{ir.path()}, "model.json", "'gain'", "re-ordered");
 }
 
+TEST(IrModel, AnOffsetPastTheEndIsNamedAsSuchNotAsReordering) {
+  SampleIr ir;
+  Json j = ir.model_json();
+  j["tensors"][0]["offset"] = 1 << 30;
+  ir.write_model_json(j);
+  EXPECT_KILN_ERROR(IrModel{ir.path()}, "model.json", "'gain' has offset 1073741824, past the end of");
+}
+
 TEST(IrModel, RejectsOverlap) {
   SampleIr ir;
   Json j = ir.model_json();
