@@ -124,6 +124,11 @@ GgufModel::GgufModel(const fs::path& path, GgufImportOptions options)
 void GgufModel::import_tensor(const GgufTensor& t, const std::string& name, std::map<std::string, int>& requantized) {
   const std::size_t heads = permuted_heads(file_, config_, t.name);
   const std::optional<WeightScheme> exact = exact_kiln_scheme(t.type);
+  const std::size_t rows = t.dims.size() == 1 ? t.dims[0] : t.dims[1];
+  if (heads > 0 && rows % (2 * heads) != 0) {
+    fail("{}: tensor '{}' has {} rows, which do not split into {} heads of an even size", origin(), t.name, rows,
+         heads);
+  }
 
   if (t.dims.size() == 1) {  // norms and biases: values, as f32 unless stored as a float type
     std::vector<float> values(t.dims[0]);
@@ -142,7 +147,6 @@ void GgufModel::import_tensor(const GgufTensor& t, const std::string& name, std:
     return;
   }
 
-  const std::size_t rows = t.dims[1];
   const std::vector<std::size_t> order = heads > 0 ? unpermute_rows(rows, heads) : identity_rows(rows);
   if (exact && is_float_scheme(*exact)) {
     const ElementType dtype = float_element_type(*exact);
