@@ -18,6 +18,7 @@
 #include "ir/gguf_model.hpp"
 #include "ir/hf_checkpoint.hpp"
 #include "ir/ir_model.hpp"
+#include "ir/openvino_model.hpp"
 #include "util/error.hpp"
 
 namespace kiln::cli {
@@ -66,6 +67,10 @@ Source open_source(const BudgetOptions& o) {
   const std::filesystem::path dir(o.model);
   if (ir::GgufModel::is_gguf_file(dir)) {  // as imported with GGUF_REQUANTIZE's default
     const ir::GgufModel model(dir);
+    return {model.config(), eval::measure_stored_weights(model.config(), model), std::nullopt};
+  }
+  if (ir::OpenVinoModel::is_openvino_dir(dir)) {
+    const ir::OpenVinoModel model(dir);
     return {model.config(), eval::measure_stored_weights(model.config(), model), std::nullopt};
   }
   if (ir::IrModel::is_ir_dir(dir)) {

@@ -10,6 +10,7 @@
 #include "ir/gguf_file.hpp"
 #include "ir/hf_checkpoint.hpp"
 #include "ir/ir_model.hpp"
+#include "ir/openvino_model.hpp"
 #include "models/tensor_specs.hpp"
 
 namespace kiln::cli {
@@ -108,13 +109,18 @@ void inspect(const std::filesystem::path& dir) {
     inspect_gguf(dir);
     return;
   }
-  // kiln's IR (model.json) or a Hugging Face checkpoint: the same report.
+  // kiln's IR (model.json), an OpenVINO IR or a Hugging Face checkpoint: the same report.
   std::unique_ptr<ir::TensorSource> source;
   ir::ModelConfig config;
   if (ir::IrModel::is_ir_dir(dir)) {
     auto model = std::make_unique<ir::IrModel>(dir);
     config = model->config();
     fmt::print("kiln IR             format_version {}, written by {}\n", ir::kIrFormatVersion, model->producer());
+    source = std::move(model);
+  } else if (ir::OpenVinoModel::is_openvino_dir(dir)) {
+    auto model = std::make_unique<ir::OpenVinoModel>(dir);
+    config = model->config();
+    fmt::print("OpenVINO IR         openvino_model.xml (weights read through its decompression subgraphs)\n");
     source = std::move(model);
   } else {
     auto ckpt = std::make_unique<ir::HfCheckpoint>(dir);

@@ -14,6 +14,7 @@
 #include "ir/hf_checkpoint.hpp"
 #include "ir/ir_writer.hpp"
 #include "ir/manifest.hpp"
+#include "ir/openvino_model.hpp"
 #include "models/tensor_specs.hpp"
 #include "runtime/thread_pool.hpp"
 #include "util/clock.hpp"
@@ -157,6 +158,12 @@ ExportResult Exporter::run() {
     fail(ErrorKind::kUnsupported,
          "{}: kiln export compresses Hugging Face checkpoints; a GGUF file runs as it is (kiln run --model FILE), "
          "and with --property CACHE_DIR=DIR its import is kept there as kiln's IR",
+         options_.model_dir.string());
+  }
+  if (ir::OpenVinoModel::is_openvino_dir(options_.model_dir)) {
+    fail(ErrorKind::kUnsupported,
+         "{}: kiln export compresses Hugging Face checkpoints; an OpenVINO IR runs as it is (kiln run --model DIR), "
+         "its int4 / int8 weights read without re-quantising",
          options_.model_dir.string());
   }
   checkpoint_ = std::make_shared<ir::HfCheckpoint>(options_.model_dir);

@@ -14,7 +14,16 @@
 namespace kiln::genai {
 
 Tokenizer model_tokenizer(const std::filesystem::path& path) {
-  if (!ir::GgufModel::is_gguf_file(path)) return Tokenizer::from_dir(path);
+  if (!ir::GgufModel::is_gguf_file(path)) {
+    if (!std::filesystem::exists(path / "tokenizer.json") && std::filesystem::exists(path / "openvino_tokenizer.xml")) {
+      fail(ErrorKind::kNotFound,
+           "{}: has openvino_tokenizer.xml but no tokenizer.json; kiln tokenizes with the Hugging Face tokenizer "
+           "files (tokenizer.json, tokenizer_config.json) that optimum-cli exports beside it: copy them from the "
+           "source model",
+           path.string());
+    }
+    return Tokenizer::from_dir(path);
+  }
   const ir::GgufTokenizerFiles files = ir::tokenizer_files_from_gguf(ir::GgufFile(path));
   return Tokenizer::from_json(files.tokenizer.dump(), files.tokenizer_config.dump());
 }

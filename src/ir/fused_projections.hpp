@@ -17,12 +17,13 @@ struct SplitProjection {
 };
 
 // The fused tensors of `config` found through `find` (absent ones are skipped: an already split
-// checkpoint needs nothing), each cut into its parts. A fused tensor of the wrong shape or a
-// quantised one fails, naming it and the shape the config implies.
+// checkpoint needs nothing), each cut into its parts. A fused tensor of the wrong shape fails,
+// naming it and the shape the config implies.
 template <typename Find>
 std::vector<SplitProjection> split_fused_projections(const ModelConfig& config, Find&& find);
 
-// One fused float matrix cut along its rows: the parts' row counts must sum to its rows.
+// One fused matrix cut along its rows: the parts' row counts must sum to its rows. A quantised
+// one is cut with its scales and zero points; 4-bit rows must start on whole bytes.
 SplitProjection split_rows(const TensorView& fused, const std::vector<std::pair<std::string, std::int64_t>>& parts,
                            const std::string& origin);
 

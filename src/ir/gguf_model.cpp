@@ -211,16 +211,4 @@ void GgufModel::add_values(const std::string& name, ElementType dtype, std::vect
   views_.emplace(name, TensorView{name, dtype, std::move(shape), stored, std::nullopt});
 }
 
-const TensorView* GgufModel::find(std::string_view name) const {
-  auto it = views_.find(name);
-  return it == views_.end() ? nullptr : &it->second;
-}
-
-std::vector<std::string> GgufModel::names() const {
-  std::vector<std::string> out;
-  out.reserve(views_.size());
-  for (const auto& [name, view] : views_) out.push_back(name);
-  return out;
-}
-
 }  // namespace kiln::ir

@@ -31,7 +31,7 @@ struct GgufImportOptions {
   std::size_t group_size = 32;
 };
 
-class GgufModel final : public TensorSource {
+class GgufModel final : public TensorMap {
  public:
   // Maps and imports the file. Errors name the file and the key or tensor at fault.
   explicit GgufModel(const std::filesystem::path& path, GgufImportOptions options = {});
@@ -42,8 +42,6 @@ class GgufModel final : public TensorSource {
   const GgufFile& file() const { return file_; }
   const ModelConfig& config() const { return config_; }
 
-  const TensorView* find(std::string_view name) const override;
-  std::vector<std::string> names() const override;
   std::string origin() const override { return file_.path().string(); }
 
  private:
@@ -57,7 +55,6 @@ class GgufModel final : public TensorSource {
   GgufFile file_;
   ModelConfig config_;
   GgufImportOptions options_;
-  std::map<std::string, TensorView, std::less<>> views_;
   std::deque<QuantizedMatrix> matrices_;             // imported matrices; a deque keeps addresses
   std::deque<std::vector<std::uint8_t>> converted_;  // float tensors that had to be copied
 };

@@ -2,7 +2,6 @@
 
 #include <set>
 
-#include "ir/fused_projections.hpp"
 #include "util/error.hpp"
 
 namespace kiln::ir {
@@ -29,7 +28,7 @@ HfCheckpoint::HfCheckpoint(const fs::path& dir) : dir_(dir) {
     open_sharded(index);
   } else if (fs::exists(single)) {
     shards_.push_back(std::make_unique<SafetensorsFile>(single));
-    for (const auto& [name, view] : shards_.back()->tensors()) tensors_.emplace(name, &view);
+    for (const auto& [name, view] : shards_.back()->tensors()) views_.emplace(name, view);
   } else if (fs::exists(dir / "pytorch_model.bin")) {
     fail(ErrorKind::kUnsupported,
          "{}: has only pytorch_model.bin; kiln reads safetensors (re-save the model with "
@@ -38,20 +37,7 @@ HfCheckpoint::HfCheckpoint(const fs::path& dir) : dir_(dir) {
   } else {
     fail(ErrorKind::kNotFound, "{}: no model.safetensors or model.safetensors.index.json", dir.string());
   }
-  split_fused_tensors();
-}
-
-void HfCheckpoint::split_fused_tensors() {
-  for (SplitProjection& split : split_fused_projections(config_, [&](const std::string& name) { return find(name); })) {
-    tensors_.erase(split.fused_name);
-    for (TensorView& part : split.parts) {
-      if (tensors_.contains(part.name)) {
-        fail("{}: holds both '{}' and the fused '{}' it would be cut from", dir_.string(), part.name, split.fused_name);
-      }
-      split_views_.push_back(std::move(part));
-      tensors_.emplace(split_views_.back().name, &split_views_.back());
-    }
-  }
+  split_fused(config_);
 }
 
 void HfCheckpoint::open_sharded(const fs::path& index_path) {
@@ -84,7 +70,7 @@ void HfCheckpoint::open_sharded(const fs::path& index_path) {
         fail("{}: weight_map puts tensor '{}' in '{}', but that file does not hold it", index_path.string(), name,
              shard);
       }
-      tensors_.emplace(name, &it->second);
+      views_.emplace(name, it->second);
     }
     for (const auto& [name, view] : tensors) {
       if (!names.contains(name)) {
@@ -93,18 +79,6 @@ void HfCheckpoint::open_sharded(const fs::path& index_path) {
       }
     }
   }
-}
-
-const TensorView* HfCheckpoint::find(std::string_view name) const {
-  auto it = tensors_.find(name);
-  return it == tensors_.end() ? nullptr : it->second;
-}
-
-std::vector<std::string> HfCheckpoint::names() const {
-  std::vector<std::string> out;
-  out.reserve(tensors_.size());
-  for (const auto& [name, view] : tensors_) out.push_back(name);
-  return out;
 }
 
 }  // namespace kiln::ir

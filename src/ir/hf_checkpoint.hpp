@@ -4,9 +4,7 @@
 // qkv_proj, gate_up_proj) are offered under their split names only.
 #pragma once
 
-#include <deque>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,7 +15,7 @@
 
 namespace kiln::ir {
 
-class HfCheckpoint final : public TensorSource {
+class HfCheckpoint final : public TensorMap {
  public:
   // Opens and validates the directory's files (not yet the tensor set against the
   // architecture: that is models::validate_tensors). Errors name the file and field.
@@ -27,23 +25,19 @@ class HfCheckpoint final : public TensorSource {
   const ModelConfig& config() const { return config_; }
   const Json& generation_config() const { return generation_config_; }  // {} when absent
 
-  const TensorView* find(std::string_view name) const override;
-  std::vector<std::string> names() const override;
   std::string origin() const override { return dir_.string(); }
+  bool views_are_file_pages() const override { return true; }
 
   // True when `dir` looks like a Hugging Face checkpoint (has config.json).
   static bool is_checkpoint_dir(const std::filesystem::path& dir);
 
  private:
   void open_sharded(const std::filesystem::path& index_path);
-  void split_fused_tensors();
 
   std::filesystem::path dir_;
   ModelConfig config_;
   Json generation_config_ = Json::object();
   std::vector<std::unique_ptr<SafetensorsFile>> shards_;
-  std::map<std::string, const TensorView*, std::less<>> tensors_;
-  std::deque<TensorView> split_views_;  // parts of fused tensors; a deque keeps their addresses
 };
 
 }  // namespace kiln::ir

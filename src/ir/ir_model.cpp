@@ -126,16 +126,4 @@ void IrModel::build_views(bool verify_checksums) {
   }
 }
 
-const TensorView* IrModel::find(std::string_view name) const {
-  auto it = views_.find(name);
-  return it == views_.end() ? nullptr : &it->second;
-}
-
-std::vector<std::string> IrModel::names() const {
-  std::vector<std::string> out;
-  out.reserve(views_.size());
-  for (const auto& [name, view] : views_) out.push_back(name);
-  return out;
-}
-
 }  // namespace kiln::ir

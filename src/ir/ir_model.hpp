@@ -6,7 +6,6 @@
 #pragma once
 
 #include <filesystem>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -23,7 +22,7 @@ struct IrOpenOptions {
   bool verify_checksums = true;
 };
 
-class IrModel final : public TensorSource {
+class IrModel final : public TensorMap {
  public:
   explicit IrModel(const std::filesystem::path& dir, IrOpenOptions options = {});
 
@@ -38,9 +37,8 @@ class IrModel final : public TensorSource {
 
   // Weights by Hugging Face name; a quantised weight's view carries its scales and zero points,
   // which are not listed by names() themselves.
-  const TensorView* find(std::string_view name) const override;
-  std::vector<std::string> names() const override;
   std::string origin() const override { return dir_.string(); }
+  bool views_are_file_pages() const override { return true; }
 
  private:
   void build_views(bool verify_checksums);
@@ -51,7 +49,6 @@ class IrModel final : public TensorSource {
   std::string producer_;
   std::vector<IrTensorEntry> entries_;
   MappedFile bin_;
-  std::map<std::string, TensorView, std::less<>> views_;
 };
 
 }  // namespace kiln::ir

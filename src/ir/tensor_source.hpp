@@ -1,7 +1,9 @@
-// Where a model's tensors come from: a Hugging Face checkpoint today, kiln's IR later. Model
-// code asks for tensors by their Hugging Face name and never learns which file holds them.
+// Where a model's tensors come from: a Hugging Face checkpoint, kiln's IR, a GGUF file or an
+// OpenVINO IR. Model code asks for tensors by their Hugging Face name and never learns which
+// file holds them.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +20,26 @@ class TensorSource {
   virtual std::vector<std::string> names() const = 0;
   // For error messages: the directory or file the tensors come from.
   virtual std::string origin() const = 0;
+  // True when every matrix's bytes (codes or values, scales, zero points) are pages of a
+  // read-only file mapping, so that a consumer done with them (the weight packer, the embedding
+  // lookup) may drop them from memory; never for bytes the source owns.
+  virtual bool views_are_file_pages() const { return false; }
+};
+
+struct ModelConfig;
+
+// A TensorSource that holds its views in a map by name, filled as it loads.
+class TensorMap : public TensorSource {
+ public:
+  const TensorView* find(std::string_view name) const final;
+  std::vector<std::string> names() const final;
+
+ protected:
+  // Phi-3's fused qkv_proj / gate_up_proj replaced by their parts (ir/fused_projections); a
+  // source holding a part and its fused tensor both is an error naming origin().
+  void split_fused(const ModelConfig& config);
+
+  std::map<std::string, TensorView, std::less<>> views_;
 };
 
 }  // namespace kiln::ir

@@ -5,6 +5,7 @@
 #include "ir/gguf_model.hpp"
 #include "ir/hf_checkpoint.hpp"
 #include "ir/ir_model.hpp"
+#include "ir/openvino_model.hpp"
 #include "models/model_factory.hpp"
 #include "models/tensor_specs.hpp"
 #include "runtime/cpu/cpu_ops.hpp"
@@ -72,13 +73,12 @@ OpenedWeights open_weights(const std::filesystem::path& dir, bool verify, const 
     auto m = std::make_shared<ir::IrModel>(dir, ir::IrOpenOptions{.verify_checksums = verify});
     return {m, m->config(), m->generation_config(), verify};
   }
+  if (ir::OpenVinoModel::is_openvino_dir(dir)) {  // optimum-cli also writes config.json: ahead of HF
+    auto o = std::make_shared<ir::OpenVinoModel>(dir);
+    return {o, o->config(), o->generation_config(), false};
+  }
   auto c = std::make_shared<ir::HfCheckpoint>(dir);
   return {c, c->config(), c->generation_config(), false};
-}
-
-bool is_file_mapping(const ir::TensorSource& source) {
-  return dynamic_cast<const ir::IrModel*>(&source) != nullptr ||
-         dynamic_cast<const ir::HfCheckpoint*>(&source) != nullptr;
 }
 
 }  // namespace
@@ -129,7 +129,7 @@ CompiledModel build_cpu_model(const ir::ModelConfig& config, std::shared_ptr<con
   out.info.isa = isa;
   out.info.num_threads = pool->num_threads();
   out.info.compile = compiled->report();
-  auto ops = std::make_unique<CpuOps>(isa, p, std::move(compiled), std::move(pool), is_file_mapping(*weights));
+  auto ops = std::make_unique<CpuOps>(isa, p, std::move(compiled), std::move(pool), weights->views_are_file_pages());
   const CpuOps& cpu = *ops;
   out.model = models::create_language_model(
       config, weights, std::move(ops), kv_cache_layout(config, request, p.kv_cache_precision, p.kv_cache_group_size));
@@ -163,7 +163,7 @@ CompiledModel Core::compile_model(const ir::ModelConfig& config, std::shared_ptr
   std::shared_ptr<ThreadPool> pool = make_pool(p);
   models::validate_tensors(config, *weights);  // before packing: its errors name every bad tensor
   std::shared_ptr<const CompiledWeights> compiled = CompiledWeights::compile(
-      plan_weights(config, *weights, isa), *weights, p.cache_dir, *pool, is_file_mapping(*weights));
+      plan_weights(config, *weights, isa), *weights, p.cache_dir, *pool, weights->views_are_file_pages());
   return build_cpu_model(config, std::move(weights), p, request, isa, std::move(pool), std::move(compiled));
 }
 

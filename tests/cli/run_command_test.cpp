@@ -9,6 +9,7 @@
 
 #include "runtime/thread_pool.hpp"
 #include "support/test_support.hpp"
+#include "util/file_io.hpp"
 #include "util/json.hpp"
 
 namespace kiln {
@@ -35,6 +36,55 @@ TEST(RunCommand, GreedyOutputMatchesTransformers) {
   }
 }
 
+// `kiln tokenize` gives `prompt_ids`, and greedy `kiln run` on the REFERENCE device prints what
+// `kiln detokenize --skip-special` makes of `greedy_ids` (16 of them).
+void expect_tokenizes_and_generates(const std::string& model, const std::string& prompt, const Json& prompt_ids,
+                                    const Json& greedy_ids) {
+  const auto ids = run_kiln({"tokenize", "--model", model, prompt});
+  ASSERT_EQ(ids.exit_code, 0) << ids.err;
+  EXPECT_EQ(Json::parse(ids.out), prompt_ids);
+
+  std::vector<std::string> detokenize = {"detokenize", "--model", model, "--skip-special"};
+  for (const Json& id : greedy_ids) detokenize.push_back(std::to_string(id.get<int>()));
+  const auto expected = run_kiln(detokenize);
+  ASSERT_EQ(expected.exit_code, 0) << expected.err;
+  const auto result = run_kiln({"run", "--model", model, "--prompt", prompt, "-n", "16", "--temperature", "0",
+                                "--ignore-eos", "--device", "REFERENCE"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, expected.out);
+}
+
+// An OpenVINO IR directory runs like any model: tokenized by its tokenizer.json as OpenVINO
+// GenAI tokenized it, and generating GenAI's greedy tokens (tests/data/openvino/models).
+TEST(RunCommand, RunsAnOpenVinoIr) {
+  const auto dir = testing::test_data_dir() / "openvino" / "models";
+  const Json golden = read_json_file(dir / "golden.json")["llama3_tiny-int4-sym-g32"];
+  const std::string model = (dir / "llama3_tiny-int4-sym-g32").string();
+
+  expect_tokenizes_and_generates(model, golden["prompt"], golden["prompt_ids"], golden["genai_greedy_ids"]);
+
+  const testing::TempDir out;
+  const auto exported = run_kiln({"export", "--model", model, (out.path() / "x").string()});
+  EXPECT_NE(exported.exit_code, 0);
+  EXPECT_NE(exported.err.find("an OpenVINO IR runs as it is"), std::string::npos) << exported.err;
+  const auto budget = run_kiln({"budget", "--model", model, "--context", "64"});
+  ASSERT_EQ(budget.exit_code, 0) << budget.err;
+  EXPECT_NE(budget.out.find("as stored"), std::string::npos) << budget.out;
+}
+
+// optimum-cli's openvino_tokenizer.xml is an OpenVINO model kiln does not run: without the
+// Hugging Face tokenizer files beside it, the error says which files are needed.
+TEST(RunCommand, OpenVinoIrWithoutTokenizerJsonSaysWhatIsNeeded) {
+  const testing::TempDir tmp;
+  const auto dir = tmp.path() / "ir";
+  std::filesystem::copy(testing::test_data_dir() / "openvino" / "models" / "llama3_tiny-fp16", dir);
+  std::filesystem::remove(dir / "tokenizer.json");
+  write_file_atomic(dir / "openvino_tokenizer.xml", "<net/>");
+  const auto result = run_kiln({"run", "--model", dir.string(), "--prompt", "hi", "-n", "2"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("has openvino_tokenizer.xml but no tokenizer.json"), std::string::npos) << result.err;
+}
+
 // A GGUF file stands where a model directory does. Oracles: llama.cpp's tokenization of the
 // prompt, and transformers' greedy continuation on the weights the file defines
 // (tests/data/gguf/models/golden.json).
@@ -43,18 +93,9 @@ TEST(RunCommand, RunsAGgufFile) {
   const Json golden = read_json_file(dir / "golden.json")["llama3_tiny.f16.gguf"];
   const std::string model = (dir / "llama3_tiny.f16.gguf").string();
 
-  const auto ids = run_kiln({"tokenize", "--model", model, golden["prompt"].get<std::string>()});
-  ASSERT_EQ(ids.exit_code, 0) << ids.err;
-  EXPECT_EQ(Json::parse(ids.out), golden["prompt_ids"]);
-
-  std::vector<std::string> detokenize = {"detokenize", "--model", model, "--skip-special"};
-  for (const Json& id : golden["dequantized_greedy_ids"]) detokenize.push_back(std::to_string(id.get<int>()));
-  const auto expected = run_kiln(detokenize);
-  ASSERT_EQ(expected.exit_code, 0) << expected.err;
-  const auto result = run_kiln({"run", "--model", model, "--prompt", golden["prompt"].get<std::string>(), "-n", "16",
-                                "--temperature", "0", "--ignore-eos", "--device", "REFERENCE"});
+  expect_tokenizes_and_generates(model, golden["prompt"], golden["prompt_ids"], golden["dequantized_greedy_ids"]);
+  const auto result = run_kiln({"run", "--model", model, "--prompt", golden["prompt"].get<std::string>(), "-n", "4"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_EQ(result.out, expected.out);
   EXPECT_EQ(result.err.find("re-quantised"), std::string::npos) << "f16 is kept as it is";
 
   setenv("KILN_LOG_LEVEL", "warn", 1);  // the re-quantisation is said at warn (ctest runs tests at error)

@@ -12,11 +12,16 @@
 #include <numeric>
 
 #include "golden_checkpoint.hpp"
+#include "greedy_follow.hpp"
 #include "runtime/core.hpp"
 #include "util/file_io.hpp"
 
 namespace kiln::models {
 namespace {
+
+using golden::max_abs_diff;
+using golden::run_and_follow;
+using golden::Traced;
 
 // One model file's goldens: llama.cpp's, and transformers' in f32 on the weights the file
 // defines (decoded by gguf-py, q/k un-permuted), the exact oracle for a reader of the file.
@@ -57,52 +62,6 @@ runtime::CompiledModel compile(const std::string& file, const std::string& devic
   properties.gguf_requantize = requantize;
   return runtime::Core().read_and_compile(gguf_dir() / file, device, properties,
                                           {.context_tokens = 64, .max_sequences = 1, .block_size = 16});
-}
-
-float max_abs_diff(std::span<const float> a, std::span<const float> b) {
-  float m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
-  return m;
-}
-
-float max_abs_diff(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
-  float m = 0;
-  for (std::size_t r = 0; r < a.size(); ++r) m = std::max(m, max_abs_diff(a[r], b[r]));
-  return m;
-}
-
-std::int32_t argmax(std::span<const float> row) {
-  return static_cast<std::int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
-}
-
-// The prompt's logits, then greedy tokens while the oracle's choice is clear: a step whose
-// top-2 margin is within `noise` may legitimately go either way, and everything after it too.
-struct Traced {
-  std::vector<std::vector<float>> prompt_logits;
-  std::size_t steps_compared = 0;
-};
-
-Traced run_and_follow(LanguageModel& model, std::span<const std::int32_t> prompt_ids,
-                      std::span<const std::int32_t> greedy, std::span<const float> margins, float noise) {
-  const std::vector<std::int32_t> blocks = {0, 1, 2, 3};
-  const SequenceChunk prompt{prompt_ids, 0, blocks, LogitsMode::kAll};
-  StepOutput out;
-  model.step({&prompt, 1}, out);
-  Traced run;
-  for (std::int64_t r = 0; r < out.num_rows; ++r) run.prompt_logits.emplace_back(out.row(r).begin(), out.row(r).end());
-  std::vector<std::int32_t> tokens(prompt_ids.begin(), prompt_ids.end());
-  std::int32_t next = argmax(out.row(out.num_rows - 1));
-  for (std::size_t i = 0; i < greedy.size() && margins[i] > noise; ++i) {
-    EXPECT_EQ(next, greedy[i]) << "greedy step " << i;
-    if (next != greedy[i]) break;
-    ++run.steps_compared;
-    tokens.push_back(next);
-    const SequenceChunk step{std::span(tokens).last(1), static_cast<std::int64_t>(tokens.size()) - 1, blocks,
-                             LogitsMode::kLast};
-    model.step({&step, 1}, out);
-    next = argmax(out.row(0));
-  }
-  return run;
 }
 
 struct Case {
