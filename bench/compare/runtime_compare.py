@@ -46,8 +46,14 @@ def bandwidth_gbs(kernels_bench, threads):
 
 
 def model_file_bytes(model):
-    """What a token reads, near enough: an IR's model.bin, or a GGUF file itself."""
-    return os.path.getsize(model if os.path.isfile(model) else os.path.join(model, "model.bin"))
+    """What a token reads, near enough: an IR's model.bin, an OpenVINO IR's openvino_model.bin,
+    or a GGUF file itself."""
+    if os.path.isfile(model):
+        return os.path.getsize(model)
+    for name in ("model.bin", "openvino_model.bin"):
+        if os.path.exists(os.path.join(model, name)):
+            return os.path.getsize(os.path.join(model, name))
+    sys.exit(f"{model}: neither model.bin nor openvino_model.bin")
 
 
 def run_kiln(a):
@@ -243,7 +249,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kiln")
     p.add_argument("--kernels-bench")
-    p.add_argument("--kiln-model", help="kiln IR directory (int4 sym g128 export), or the GGUF file itself")
+    p.add_argument("--kiln-model", help="kiln IR directory (int4 sym g128 export), the OpenVINO IR directory itself, or the GGUF file itself")
     p.add_argument("--ov-model", help="optimum-cli export openvino directory")
     p.add_argument("--ov-python", help="interpreter with openvino-genai (default: this one)")
     p.add_argument("--gguf", help="GGUF Q4_0 of the same checkpoint (make_gguf.py)")

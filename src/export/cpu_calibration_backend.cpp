@@ -21,9 +21,8 @@ BackendFactory cpu_calibration_backend(const std::filesystem::path& model_dir) {
         shared ? shared
                : std::make_shared<ThreadPool>(ThreadPoolOptions{.num_threads = 0, .pin_threads = false, .spin_us = 20});
     // Packed into fresh memory (no compile cache): the copy lives only as long as calibration.
-    std::shared_ptr<const runtime::CompiledWeights> weights =
-        runtime::CompiledWeights::compile(runtime::plan_weights(checkpoint.config(), checkpoint, isa), checkpoint, {},
-                                          *pool, /*release_source_pages=*/true);
+    std::shared_ptr<const runtime::CompiledWeights> weights = runtime::CompiledWeights::compile(
+        runtime::plan_weights(checkpoint.config(), checkpoint, isa), checkpoint, {}, *pool);
     return std::make_unique<runtime::CpuOps>(isa, p, std::move(weights), std::move(pool));
   };
 }

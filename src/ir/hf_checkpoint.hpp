@@ -26,7 +26,7 @@ class HfCheckpoint final : public TensorMap {
   const Json& generation_config() const { return generation_config_; }  // {} when absent
 
   std::string origin() const override { return dir_.string(); }
-  bool views_are_file_pages() const override { return true; }
+  bool in_file_mapping(std::span<const std::uint8_t>) const override { return true; }  // every view
 
   // True when `dir` looks like a Hugging Face checkpoint (has config.json).
   static bool is_checkpoint_dir(const std::filesystem::path& dir);

@@ -38,7 +38,7 @@ class IrModel final : public TensorMap {
   // Weights by Hugging Face name; a quantised weight's view carries its scales and zero points,
   // which are not listed by names() themselves.
   std::string origin() const override { return dir_.string(); }
-  bool views_are_file_pages() const override { return true; }
+  bool in_file_mapping(std::span<const std::uint8_t>) const override { return true; }  // every view
 
  private:
   void build_views(bool verify_checksums);

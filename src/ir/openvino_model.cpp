@@ -156,15 +156,6 @@ OpenVinoModel::OpenVinoModel(const fs::path& dir)
     }
   }
   split_fused(config_);
-  const auto in_file = [&](std::span<const std::uint8_t> bytes) {
-    return bytes.empty() || (bytes.data() >= bin_.data() && bytes.data() + bytes.size() <= bin_.data() + bin_.size());
-  };
-  for (const auto& [name, view] : views_) {
-    if (view.shape.size() != 2) continue;
-    matrices_in_file_ =
-        matrices_in_file_ && in_file(view.bytes) &&
-        (!view.quantization || (in_file(view.quantization->scales) && in_file(view.quantization->zero_points)));
-  }
 }
 
 void OpenVinoModel::add(const std::string& name, const OvWeight& w) {
@@ -180,8 +171,7 @@ void OpenVinoModel::add(const std::string& name, const OvWeight& w) {
   }
   const std::string& type = graph_.attribute(*w.codes, "element_type");
   const ElementType dtype = float_type(type);
-  views_.emplace(name,
-                 TensorView{name, dtype, w.shape, aligned(payload(*w.codes), element_bytes(dtype)), std::nullopt});
+  views_.emplace(name, TensorView{name, dtype, w.shape, payload(*w.codes), std::nullopt});
 }
 
 TensorView OpenVinoModel::quantized_view(const std::string& name, const OvWeight& w) {
@@ -267,11 +257,15 @@ std::span<const std::uint8_t> OpenVinoModel::payload(const OvLayer& layer) const
   return bin_.bytes().subspan(c.offset, c.size);
 }
 
-// The kernels read f16 scales and float values in place: bytes at an address that is not a
-// multiple of their element size (the .bin packs Consts back to back) are copied.
+// Scales are read as f16 in place: ones at an odd address (the .bin packs Consts back to back)
+// are copied. Float weights need no copy: their readers take any address, as safetensors' need.
 std::span<const std::uint8_t> OpenVinoModel::aligned(std::span<const std::uint8_t> bytes, std::size_t alignment) {
   if (reinterpret_cast<std::uintptr_t>(bytes.data()) % alignment == 0) return bytes;
   return own({bytes.begin(), bytes.end()});
+}
+
+bool OpenVinoModel::in_file_mapping(std::span<const std::uint8_t> bytes) const {
+  return bytes.data() >= bin_.data() && bytes.data() + bytes.size() <= bin_.data() + bin_.size();
 }
 
 std::span<const std::uint8_t> OpenVinoModel::own(std::vector<std::uint8_t> bytes) {

@@ -37,9 +37,9 @@ class OpenVinoModel final : public TensorMap {
   const Json& generation_config() const { return generation_config_; }  // {} when absent
 
   std::string origin() const override { return dir_.string(); }
-  // False when a matrix's scales or zero points had to be copied (the .bin held them at an odd
-  // address or in another type).
-  bool views_are_file_pages() const override { return matrices_in_file_; }
+  // Codes and values always are; scales and zero points the .bin holds at an odd address or in
+  // another type are copied.
+  bool in_file_mapping(std::span<const std::uint8_t> bytes) const override;
 
  private:
   void add(const std::string& name, const OvWeight& weight);
@@ -56,7 +56,6 @@ class OpenVinoModel final : public TensorMap {
   OvGraph graph_;
   std::map<std::string, const OvLayer*, std::less<>> codes_of_;  // name -> the Const it was read from
   std::deque<std::vector<std::uint8_t>> owned_;                  // copies, and values the .bin does not hold
-  bool matrices_in_file_ = true;
 };
 
 }  // namespace kiln::ir

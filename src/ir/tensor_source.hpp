@@ -3,7 +3,9 @@
 // file holds them.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,10 +22,10 @@ class TensorSource {
   virtual std::vector<std::string> names() const = 0;
   // For error messages: the directory or file the tensors come from.
   virtual std::string origin() const = 0;
-  // True when every matrix's bytes (codes or values, scales, zero points) are pages of a
-  // read-only file mapping, so that a consumer done with them (the weight packer, the embedding
-  // lookup) may drop them from memory; never for bytes the source owns.
-  virtual bool views_are_file_pages() const { return false; }
+  // True when `bytes` (a view's data, scales or zero points) lie in a read-only file mapping the
+  // source holds, so that a consumer done with them (the weight packer, the embedding lookup)
+  // may drop those pages from memory (release_file_pages); never for bytes the source owns.
+  virtual bool in_file_mapping(std::span<const std::uint8_t> bytes) const { return false; }
 };
 
 struct ModelConfig;

@@ -57,6 +57,13 @@ std::shared_ptr<ThreadPool> make_pool(const DeviceProperties& p) {
   return std::make_shared<ThreadPool>(o);
 }
 
+// The embedding table's rows may be dropped from memory after each lookup when they are pages of
+// a file mapping.
+bool embedding_in_file_mapping(const ir::TensorSource& weights) {
+  const ir::TensorView* table = weights.find("model.embed_tokens.weight");
+  return table != nullptr && weights.in_file_mapping(table->bytes);
+}
+
 struct OpenedWeights {
   std::shared_ptr<const ir::TensorSource> source;
   ir::ModelConfig config;
@@ -129,7 +136,8 @@ CompiledModel build_cpu_model(const ir::ModelConfig& config, std::shared_ptr<con
   out.info.isa = isa;
   out.info.num_threads = pool->num_threads();
   out.info.compile = compiled->report();
-  auto ops = std::make_unique<CpuOps>(isa, p, std::move(compiled), std::move(pool), weights->views_are_file_pages());
+  auto ops =
+      std::make_unique<CpuOps>(isa, p, std::move(compiled), std::move(pool), embedding_in_file_mapping(*weights));
   const CpuOps& cpu = *ops;
   out.model = models::create_language_model(
       config, weights, std::move(ops), kv_cache_layout(config, request, p.kv_cache_precision, p.kv_cache_group_size));
@@ -162,8 +170,8 @@ CompiledModel Core::compile_model(const ir::ModelConfig& config, std::shared_ptr
   const Isa isa = select_isa(p.isa);
   std::shared_ptr<ThreadPool> pool = make_pool(p);
   models::validate_tensors(config, *weights);  // before packing: its errors name every bad tensor
-  std::shared_ptr<const CompiledWeights> compiled = CompiledWeights::compile(
-      plan_weights(config, *weights, isa), *weights, p.cache_dir, *pool, weights->views_are_file_pages());
+  std::shared_ptr<const CompiledWeights> compiled =
+      CompiledWeights::compile(plan_weights(config, *weights, isa), *weights, p.cache_dir, *pool);
   return build_cpu_model(config, std::move(weights), p, request, isa, std::move(pool), std::move(compiled));
 }
 

@@ -9,6 +9,7 @@
 
 #include "ir/ir_model.hpp"
 #include "runtime/content_hash.hpp"
+#include "runtime/cpu/compiled_weights.hpp"
 #include "runtime/cpu/memory_region.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
@@ -160,6 +161,9 @@ std::string model_fingerprint(const ir::TensorSource& source, const WeightPlan& 
       h = hash64(m.tensor->quantization->zero_points, h);
     }
     sha.update(m.name + '\0' + hex64(h) + '\n');
+    // Hashing faulted the whole matrix in: on a warm cache nothing reads it again, so its file
+    // pages are not kept beside the packed copy.
+    release_source_pages(source, *m.tensor);
   }
   return sha.hex_digest();
 }

@@ -28,7 +28,7 @@ namespace kiln::runtime {
 inline constexpr int kCompiledBlobVersion = 2;  // 2: payload hashed with stripe_hash64 chunks
 
 // What the model's bytes are, cheaply: an IR's per-tensor SHA-256 from model.json, or for other
-// sources a hash64 of the planned matrices' bytes.
+// sources a hash64 of the planned matrices' bytes (whose file pages are dropped once hashed).
 std::string model_fingerprint(const ir::TensorSource& source, const WeightPlan& plan);
 
 // SHA-256 (hex) over the fingerprint, the ISA, the layout and blob versions and the plan.

@@ -15,7 +15,7 @@ namespace {
 
 std::size_t float_element_bytes(WeightScheme scheme) { return scheme == WeightScheme::kF32 ? 4 : 2; }
 
-void pack_one(const PlannedMatrix& m, std::span<std::uint8_t> blob, bool release_source_pages) {
+void pack_one(const PlannedMatrix& m, std::span<std::uint8_t> blob, const ir::TensorSource& source) {
   WeightView view = m.canonical;
   // Safetensors float data need not be aligned to its element size; the packer reads it typed.
   std::vector<std::uint8_t> aligned;
@@ -27,18 +27,12 @@ void pack_one(const PlannedMatrix& m, std::span<std::uint8_t> blob, bool release
     view.data = aligned.data() + shift;
   }
   kernels::pack_weights_into(view, m.layout, blob.subspan(m.offset, m.layout.total_bytes), m.name);
-  if (release_source_pages) {
-    release_file_pages(m.tensor->bytes);
-    if (m.tensor->quantization) {
-      release_file_pages(m.tensor->quantization->scales);
-      release_file_pages(m.tensor->quantization->zero_points);
-    }
-  }
+  release_source_pages(source, *m.tensor);
 }
 
 }  // namespace
 
-void pack_plan(const WeightPlan& plan, std::span<std::uint8_t> blob, ThreadPool& pool, bool release_source_pages) {
+void pack_plan(const WeightPlan& plan, std::span<std::uint8_t> blob, ThreadPool& pool, const ir::TensorSource& source) {
   KILN_DASSERT(blob.size() >= plan.total_bytes);
   // Largest first, so the last matrices to finish are small ones and both threads end together.
   std::vector<std::size_t> order(plan.matrices.size());
@@ -46,9 +40,19 @@ void pack_plan(const WeightPlan& plan, std::span<std::uint8_t> blob, ThreadPool&
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return plan.matrices[a].layout.total_bytes > plan.matrices[b].layout.total_bytes;
   });
-  pool.parallel_for(order.size(), [&](std::size_t task, std::size_t) {
-    pack_one(plan.matrices[order[task]], blob, release_source_pages);
-  });
+  pool.parallel_for(order.size(),
+                    [&](std::size_t task, std::size_t) { pack_one(plan.matrices[order[task]], blob, source); });
+}
+
+void release_source_pages(const ir::TensorSource& source, const ir::TensorView& tensor) {
+  const auto release = [&](std::span<const std::uint8_t> bytes) {
+    if (!bytes.empty() && source.in_file_mapping(bytes)) release_file_pages(bytes);
+  };
+  release(tensor.bytes);
+  if (tensor.quantization) {
+    release(tensor.quantization->scales);
+    release(tensor.quantization->zero_points);
+  }
 }
 
 void CompiledWeights::adopt(CompileCache::Found found) {
@@ -78,15 +82,14 @@ std::unique_ptr<CompiledWeights> CompiledWeights::map_cached(WeightPlan plan, co
 }
 
 std::unique_ptr<CompiledWeights> CompiledWeights::compile(WeightPlan plan, const ir::TensorSource& source,
-                                                          const std::filesystem::path& cache_dir, ThreadPool& pool,
-                                                          bool release_source_pages) {
+                                                          const std::filesystem::path& cache_dir, ThreadPool& pool) {
   Stopwatch clock;
   std::unique_ptr<CompiledWeights> w(new CompiledWeights(std::move(plan)));
   CompileReport& r = w->report_;
   r.packed_bytes = w->plan_.total_bytes;
   if (cache_dir.empty()) {
     AnonymousMemory& memory = w->storage_.emplace<AnonymousMemory>(w->plan_.total_bytes, /*huge_pages=*/true);
-    pack_plan(w->plan_, {memory.data(), memory.size()}, pool, release_source_pages);
+    pack_plan(w->plan_, {memory.data(), memory.size()}, pool, source);
     w->payload_ = memory.data();
     r.seconds = clock.elapsed_ms() / 1e3;
     return w;
@@ -107,7 +110,7 @@ std::unique_ptr<CompiledWeights> CompiledWeights::compile(WeightPlan plan, const
                    cache_lookup_name(found.lookup), found.reason);
     }
     cache.write(r.entry, key, w->plan_, pool,
-                [&](std::span<std::uint8_t> payload) { pack_plan(w->plan_, payload, pool, release_source_pages); });
+                [&](std::span<std::uint8_t> payload) { pack_plan(w->plan_, payload, pool, source); });
     found = cache.open(r.entry, key, w->plan_, pool);
     if (found.lookup != CacheLookup::kHit) {
       fail(ErrorKind::kIo, "{}: the compile-cache entry just written does not read back ({})", r.entry.string(),

@@ -27,11 +27,10 @@ struct CompileReport {
 
 class CompiledWeights {
  public:
-  // Looks `plan` up in `cache_dir` (empty: no cache), packs on a miss. `release_source_pages`:
-  // the source is a read-only file mapping whose pages may be dropped after packing.
+  // Looks `plan` up in `cache_dir` (empty: no cache), packs on a miss. The source's pages that
+  // lie in a file mapping are dropped as each matrix is packed.
   static std::unique_ptr<CompiledWeights> compile(WeightPlan plan, const ir::TensorSource& source,
-                                                  const std::filesystem::path& cache_dir, ThreadPool& pool,
-                                                  bool release_source_pages);
+                                                  const std::filesystem::path& cache_dir, ThreadPool& pool);
 
   // The packed matrix `name`, or nullptr when the plan has none of that name.
   std::optional<kernels::PackedWeights> find(std::string_view name) const;
@@ -54,7 +53,12 @@ class CompiledWeights {
   CompileReport report_;
 };
 
-// Packs every planned matrix into `blob` (plan.total_bytes), matrices spread over the pool.
-void pack_plan(const WeightPlan& plan, std::span<std::uint8_t> blob, ThreadPool& pool, bool release_source_pages);
+// Packs every planned matrix into `blob` (plan.total_bytes), matrices spread over the pool,
+// dropping the pages behind each that `source` maps from a file (release_source_pages).
+void pack_plan(const WeightPlan& plan, std::span<std::uint8_t> blob, ThreadPool& pool, const ir::TensorSource& source);
+
+// Drops the pages of `tensor` (data, scales, zero points) that `source` maps from a file: they
+// fault back in from the file if read again.
+void release_source_pages(const ir::TensorSource& source, const ir::TensorView& tensor);
 
 }  // namespace kiln::runtime
