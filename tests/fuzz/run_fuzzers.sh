@@ -12,8 +12,8 @@ if [ -z "$cxx" ] || [ -z "$cc" ]; then
 fi
 CC=$cc CXX=$cxx cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DKILN_BUILD_FUZZERS=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF > "$build.configure.log"
-cmake --build "$build" --target tokenizer_fuzz jinja_fuzz gguf_fuzz
-for target in tokenizer_fuzz jinja_fuzz gguf_fuzz; do
+cmake --build "$build" --target tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz
+for target in tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz; do
   echo "== $target: ${seconds}s"
   corpus="$build/corpus-$target"
   mkdir -p "$corpus"
@@ -21,6 +21,13 @@ for target in tokenizer_fuzz jinja_fuzz gguf_fuzz; do
   [ -f "$src/tests/fuzz/${target%_fuzz}.dict" ] && dict=(-dict="$src/tests/fuzz/${target%_fuzz}.dict")
   seeds=()  # committed inputs the target starts from (read-only), and a length limit for them
   [ "$target" = gguf_fuzz ] && seeds=("$src/tests/data/gguf" -max_len=32768)
+  if [ "$target" = openvino_fuzz ]; then  # the fixtures' graphs, without their weights
+    mkdir -p "$build/seeds-openvino"
+    for xml in "$src"/tests/data/openvino/models/*/openvino_model.xml; do
+      cp "$xml" "$build/seeds-openvino/$(basename "$(dirname "$xml")").xml"
+    done
+    seeds=("$build/seeds-openvino" -max_len=400000)
+  fi
   "$build/tests/fuzz/$target" "$corpus" "${seeds[@]}" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb=4096 \
     -print_final_stats=1 2>&1 | tail -n 15
 done
