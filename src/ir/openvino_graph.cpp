@@ -105,6 +105,8 @@ void OvGraph::mark_constants() {
   for (const auto& [target, source] : producer_) consumers[source].push_back(index_by_id_.at(target.first));
   std::deque<std::size_t> ready;
   constant_.assign(layers_.size(), false);
+  used_.assign(layers_.size(), false);
+  for (std::size_t i = 0; i < layers_.size(); ++i) used_[i] = !consumers[i].empty();
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     const OvLayer& layer = layers_[i];
     for (int port : layer.input_ports) {

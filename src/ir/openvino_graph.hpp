@@ -46,6 +46,8 @@ class OvGraph {
   std::size_t num_inputs(const OvLayer& layer) const { return layer.input_ports.size(); }
   // True when the layer's value depends on no Parameter or state: a Const, or computed from them.
   bool is_constant(const OvLayer& layer) const { return constant_[index_of(layer)]; }
+  // True when some layer reads an output of `layer` (a Result reads the graph's outputs).
+  bool is_used(const OvLayer& layer) const { return used_[index_of(layer)]; }
   // The <data> attribute `key`; missing is an error naming the layer.
   const std::string& attribute(const OvLayer& layer, std::string_view key) const;
   OvConstant constant(const OvLayer& layer) const;  // a Const layer's payload description
@@ -62,6 +64,7 @@ class OvGraph {
   std::map<int, std::size_t> index_by_id_;
   std::map<std::pair<int, int>, std::size_t> producer_;  // (layer id, input port) -> producer index
   std::vector<bool> constant_;
+  std::vector<bool> used_;
 };
 
 }  // namespace kiln::ir

@@ -1,6 +1,7 @@
 #include "ir/openvino_model.hpp"
 
 #include <cstring>
+#include <set>
 
 #include "util/error.hpp"
 #include "util/file_io.hpp"
@@ -77,6 +78,31 @@ std::int64_t OpenVinoModel::norm_output_width(const OvLayer& multiply) const {
   return multiply.output_dims[0].back();
 }
 
+// What kiln does not compute must not be in the graph: an elementwise op applying a constant of
+// more than one value to the activations (an AWQ scale NNCF could not fold into a weight, a norm
+// named unlike optimum's) that is neither a gamma nor a bias kiln holds is refused. Scalars
+// (epsilons, RoPE's -1), the rotary module's frequency arithmetic and layers whose output nothing
+// reads are what graphs have that changes nothing.
+void OpenVinoModel::refuse_unclaimed_constants(const std::set<const OvLayer*>& claimed) const {
+  for (const OvLayer& layer : graph_.layers()) {
+    if (layer.type != "Multiply" && layer.type != "Add" && layer.type != "Subtract" && layer.type != "Divide") continue;
+    if (graph_.is_constant(layer) || !graph_.is_used(layer) || claimed.contains(&layer)) continue;
+    if (last_component(module_path(layer.name)) == "rotary_emb") continue;
+    for (std::size_t i = 0; i < graph_.num_inputs(layer); ++i) {
+      const OvLayer& input = graph_.input(layer, i);
+      if (!graph_.is_constant(input) || input.output_dims.empty()) continue;
+      std::int64_t values = 1;
+      for (std::int64_t d : input.output_dims[0]) values *= d;
+      if (values > 1) {
+        fail(ErrorKind::kUnsupported,
+             "{}: applies a constant of {} values to the activations, which kiln's {} forward pass does not do (an "
+             "AWQ scale not folded into a weight, or a graph optimum-cli did not write)",
+             graph_.describe(layer), values, config_.architecture);
+      }
+    }
+  }
+}
+
 bool OpenVinoModel::is_openvino_dir(const fs::path& dir) {
   std::error_code ec;
   return fs::is_regular_file(dir / "openvino_model.xml", ec);
@@ -97,7 +123,8 @@ OpenVinoModel::OpenVinoModel(const fs::path& dir)
     if (!generation_config_.is_object()) fail("{}: must be a JSON object", (dir / "generation_config.json").string());
   }
 
-  std::map<std::string, std::int64_t> norm_width;  // norm module -> the size of its vector
+  std::map<std::string, const OvLayer*> norm_products;  // norm module -> its x * rsqrt(...) Multiply
+  std::set<const OvLayer*> claimed;                     // layers whose constant input kiln holds
   for (const OvLayer& layer : graph_.layers()) {
     const std::string module = module_path(layer.name);
     if (layer.type == "MatMul" && graph_.is_constant(graph_.input(layer, 1))) {
@@ -106,6 +133,7 @@ OpenVinoModel::OpenVinoModel(const fs::path& dir)
              graph_.describe(layer));
       }
       add(module + ".weight", trace_matmul_weight(graph_, layer));
+      claimed.insert(&layer);
     } else if (layer.type == "Gather" && last_component(module) == "embed_tokens") {
       const OvLayer& axis = graph_.input(layer, 2);
       const std::string axis_type = axis.type == "Const" ? graph_.attribute(axis, "element_type") : "";
@@ -114,22 +142,26 @@ OpenVinoModel::OpenVinoModel(const fs::path& dir)
         fail(ErrorKind::kUnsupported, "{}: an embedding that does not gather rows (axis 0)", graph_.describe(layer));
       }
       add(module + ".weight", trace_gather_weight(graph_, layer));
+      claimed.insert(&layer);
     } else if ((layer.type == "Multiply" && last_component(module).ends_with("norm")) ||
                (layer.type == "Add" && is_linear_module(module))) {
       const bool first = graph_.is_constant(graph_.input(layer, 0));
       const bool second = graph_.is_constant(graph_.input(layer, 1));
-      if (!first && !second && layer.type == "Multiply") norm_width.emplace(module, norm_output_width(layer));
+      if (!first && !second && layer.type == "Multiply") norm_products.emplace(module, &layer);
       if (first == second) continue;  // not a constant applied to the activations
       const OvWeight vector = trace_vector(graph_, layer, first ? 0 : 1);
       if (vector.shape[0] == 1) continue;  // a norm's scalar (its epsilon), not its gamma
       add(module + (layer.type == "Add" ? ".bias" : ".weight"), vector);
+      claimed.insert(&layer);
     }
   }
+  refuse_unclaimed_constants(claimed);
   // OpenVINO's converter drops a multiplication by ones: a norm without its gamma Multiply has
   // a gamma of ones.
-  for (const auto& [module, width] : norm_width) {
+  for (const auto& [module, product] : norm_products) {
     const std::string name = module + ".weight";
     if (views_.contains(name)) continue;
+    const std::int64_t width = norm_output_width(*product);
     std::vector<std::uint8_t> ones(static_cast<std::size_t>(width) * sizeof(float));
     for (std::size_t i = 0; i < ones.size(); i += sizeof(float)) {
       constexpr float kOne = 1.0f;

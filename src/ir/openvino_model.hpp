@@ -11,6 +11,7 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,6 +47,7 @@ class OpenVinoModel final : public TensorMap {
   TensorView quantized_view(const std::string& name, const OvWeight& weight);
   std::span<const std::uint8_t> payload(const OvLayer& constant) const;
   std::int64_t norm_output_width(const OvLayer& multiply) const;
+  void refuse_unclaimed_constants(const std::set<const OvLayer*>& claimed) const;
   std::span<const std::uint8_t> aligned(std::span<const std::uint8_t> bytes, std::size_t alignment);
   std::span<const std::uint8_t> own(std::vector<std::uint8_t> bytes);
 

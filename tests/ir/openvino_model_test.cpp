@@ -205,6 +205,22 @@ TEST(OpenVinoImportErrors, MissingConfigIsRefusedSayingWhy) {
   EXPECT_NE(error.find("no config.json"), std::string::npos) << error;
 }
 
+// A constant the graph applies to the activations outside any weight kiln holds (here a norm's
+// gamma under another module's name, as an AWQ scale NNCF could not fold would appear) is refused:
+// kiln's forward pass would silently leave it out.
+TEST(OpenVinoImportErrors, AConstantAppliedOutsideKilnsWeightsIsRefused) {
+  const testing::TempDir tmp;
+  const fs::path dir = copy_model(tmp, "llama3_tiny-int8");
+  edit_xml(dir, [](std::string text) {
+    return std::regex_replace(
+        text, std::regex(R"re(__module\.model\.layers\.1\.post_attention_layernorm/aten::mul/Multiply_1)re"),
+        "__module.model.layers.1.mlp/awq/Multiply");
+  });
+  const std::string error = load_error(dir);
+  EXPECT_NE(error.find("layer '__module.model.layers.1.mlp/awq/Multiply' (Multiply"), std::string::npos) << error;
+  EXPECT_NE(error.find("applies a constant of 64 values to the activations"), std::string::npos) << error;
+}
+
 TEST(OpenVinoImport, AGammaOfOnesThatTheConverterDroppedIsOnes) {
   // OpenVINO's converter removes a multiplication by ones; the graph then has no gamma Const for
   // that norm. Simulated by cutting the gamma Multiply out of the graph: its consumers read the
