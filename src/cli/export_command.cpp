@@ -1,20 +1,26 @@
 // `kiln export --model HF_DIR OUT_DIR [flags]`: a Hugging Face checkpoint to kiln's IR with
-// optimum-cli's weight compression flags. Ctrl-C stops at the next tensor and removes the
-// partial output; stdout gets a summary of what was written.
+// optimum-cli's weight compression flags. `--format openvino` writes the same weights as an
+// OpenVINO IR directory instead (export/openvino_ir_writer.hpp): the kiln export runs into a
+// temporary directory beside OUT_DIR, which is then written out in OpenVINO's form; given a kiln
+// IR directory as --model it is converted directly. Ctrl-C stops at the next tensor and removes
+// the partial output; stdout gets a summary of what was written.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "cli/commands.hpp"
 #include "cli/git_commit.hpp"
 #include "cli/interrupt_guard.hpp"
 #include "export/cpu_calibration_backend.hpp"
 #include "export/exporter.hpp"
+#include "export/openvino_ir_writer.hpp"
+#include "ir/ir_model.hpp"
 #include "util/error.hpp"
 
 namespace kiln::cli {
 namespace {
 
 struct ExportFlags {
-  std::string model, out, weight_format, sensitivity_metric, backup_precision, dataset;
+  std::string model, out, format = "kiln", weight_format, sensitivity_metric, backup_precision, dataset;
   std::optional<std::int64_t> group_size, num_samples;
   std::optional<double> ratio;
   std::int64_t sample_tokens = 128;
@@ -46,11 +52,55 @@ exporter::ExportOptions to_options(const ExportFlags& f, std::vector<std::string
   return o;
 }
 
+// Removes a directory when it goes out of scope (the temporary kiln IR of an OpenVINO export).
+struct RemoveOnExit {
+  std::filesystem::path dir;
+  ~RemoveOnExit() {
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  }
+};
+
+bool has_compression_flags(const ExportFlags& f) {
+  return !f.weight_format.empty() || f.sym || f.group_size || f.ratio || f.all_layers || f.awq || f.scale_estimation ||
+         f.gptq || !f.dataset.empty() || f.num_samples || !f.sensitivity_metric.empty() || !f.backup_precision.empty();
+}
+
 void run_export(const ExportFlags& flags, const std::vector<std::string>& command_line) {
+  namespace fs = std::filesystem;
+  if (flags.format != "kiln" && flags.format != "openvino") {
+    fail(ErrorKind::kInvalidInput, "--format {}: accepted formats are kiln and openvino", flags.format);
+  }
+  const bool openvino = flags.format == "openvino";
+  if (openvino && fs::exists(flags.out)) fail(ErrorKind::kInvalidInput, "{}: already exists", flags.out);
+  if (openvino && ir::IrModel::is_ir_dir(flags.model)) {
+    if (has_compression_flags(flags)) {
+      fail(ErrorKind::kInvalidInput,
+           "{}: is a kiln IR, written as it is: weight compression flags apply to a Hugging Face checkpoint",
+           flags.model);
+    }
+    const ir::IrModel ir(flags.model);
+    exporter::write_openvino_ir(ir, ir.config(), flags.out, {.files_from = flags.model});
+    fmt::print("wrote {} as an OpenVINO IR to {}\n", flags.model, flags.out);
+    return;
+  }
+  if (openvino && fs::exists(fs::path(flags.model) / "config.json")) {
+    exporter::check_openvino_export_supported(ir::load_model_config(fs::path(flags.model) / "config.json"));
+  }
   const InterruptGuard interrupt;
-  const exporter::ExportOptions options = to_options(flags, command_line, interrupt.cancel());
+  exporter::ExportOptions options = to_options(flags, command_line, interrupt.cancel());
+  RemoveOnExit temporary;
+  if (openvino) {
+    const fs::path out = fs::absolute(flags.out).lexically_normal();
+    temporary.dir = out.parent_path() / fmt::format(".{}.kiln-ir-{}", out.filename().string(), ::getpid());
+    options.out_dir = temporary.dir;
+  }
   const exporter::ExportResult r =
       exporter::export_model(options, exporter::cpu_calibration_backend(options.model_dir));
+  if (openvino) {
+    const ir::IrModel ir(temporary.dir, {.verify_checksums = false});
+    exporter::write_openvino_ir(ir, ir.config(), flags.out, {.files_from = temporary.dir});
+  }
   std::string schemes;
   for (const auto& [scheme, count] : r.tensors_by_scheme)
     schemes += fmt::format("{}{} {}", schemes.empty() ? "" : ", ", count, scheme);
@@ -58,8 +108,9 @@ void run_export(const ExportFlags& flags, const std::vector<std::string>& comman
       "exported {} ({} parameters, weight format {}{}) to {}: model.bin {:.1f} MiB; tensors: {}; {:.1f} s, peak RSS "
       "{:.0f} MiB\n",
       options.model_dir.string(), r.num_parameters, optimum_weight_format_name(r.recipe.primary),
-      r.recipe.weight_format_defaulted ? ", the default for this size" : "", r.out_dir.string(),
+      r.recipe.weight_format_defaulted ? ", the default for this size" : "", openvino ? flags.out : r.out_dir.string(),
       double(r.model_bin_bytes) / (1 << 20), schemes, r.seconds, double(r.peak_rss_bytes) / (1 << 20));
+  if (openvino) fmt::print("written as an OpenVINO IR (openvino_model.xml / .bin) to {}\n", flags.out);
 }
 
 }  // namespace
@@ -67,9 +118,17 @@ void run_export(const ExportFlags& flags, const std::vector<std::string>& comman
 void register_export_command(CLI::App& app, int argc, char** argv) {
   auto f = std::make_shared<ExportFlags>();
   auto command_line = std::make_shared<std::vector<std::string>>(argv, argv + argc);
-  auto* cmd = app.add_subcommand("export", "Convert a Hugging Face checkpoint to kiln's IR, compressing the weights");
-  cmd->add_option("--model,-m", f->model, "Hugging Face checkpoint directory")->required();
+  auto* cmd = app.add_subcommand(
+      "export", "Convert a Hugging Face checkpoint to kiln's IR or an OpenVINO IR, compressing the weights");
+  cmd->add_option("--model,-m", f->model,
+                  "Hugging Face checkpoint directory (with --format openvino also a kiln IR directory, converted as "
+                  "it is)")
+      ->required();
   cmd->add_option("output", f->out, "Output directory (must not exist)")->required();
+  cmd->add_option("--format", f->format,
+                  "kiln (default): kiln's IR; openvino: an OpenVINO IR (openvino_model.xml / .bin, NNCF's weight "
+                  "layouts) that OpenVINO and OpenVINO GenAI load (Llama, Mistral, Qwen2, Qwen3)")
+      ->capture_default_str();
   cmd->add_option("--weight-format", f->weight_format,
                   "fp32, fp16, bf16, int8, int4 or nf4 (default: int8 above 1B parameters, else fp32)");
   cmd->add_flag("--sym", f->sym, "Symmetric quantisation (int8/int4; default asymmetric)");

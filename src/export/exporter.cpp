@@ -9,6 +9,7 @@
 #include "export/precision_plan.hpp"
 #include "export/progress_bar.hpp"
 #include "export/sensitivity.hpp"
+#include "export/side_files.hpp"
 #include "export/tensor_writer.hpp"
 #include "ir/gguf_model.hpp"
 #include "ir/hf_checkpoint.hpp"
@@ -29,17 +30,6 @@ namespace fs = std::filesystem;
 
 // Statistics above this are refused rather than risk the machine's memory (GPTQ keeps in² doubles per input).
 constexpr std::uint64_t kStatisticsBudgetBytes = 6ull << 30;
-
-// Files copied next to model.json: everything a tokenizer or generation needs.
-constexpr const char* kCopiedFiles[] = {"tokenizer.json",
-                                        "tokenizer_config.json",
-                                        "special_tokens_map.json",
-                                        "tokenizer.model",
-                                        "generation_config.json",
-                                        "chat_template.jinja",
-                                        "chat_template.json",
-                                        "vocab.json",
-                                        "merges.txt"};
 
 std::int64_t peak_rss_bytes() {
   rusage usage{};
@@ -205,9 +195,7 @@ ExportResult Exporter::run() {
     if (!is_float_scheme(p.scheme)) tensor_records_[p.spec.name]["group_size"] = p.group_size;
     ++result.tensors_by_scheme[std::string(weight_scheme_name(p.scheme))];
   }
-  for (const char* name : kCopiedFiles) {
-    if (fs::exists(options_.model_dir / name)) fs::copy_file(options_.model_dir / name, staging.path() / name);
-  }
+  copy_side_files(options_.model_dir, staging.path());
   end_phase("compression");
   const std::string bin_sha = writer.finish(config, "kiln " + options_.kiln_version);
   result.model_bin_bytes = fs::file_size(staging.path() / ir::kIrModelBin);

@@ -50,7 +50,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const kiln::ir::OpenVinoModel model(model_dir());
     for (const std::string& name : model.names()) model.find(name);
-  } catch (const kiln::Error&) {
-  }
+  } catch (const kiln::Error&) {}
   return 0;
 }

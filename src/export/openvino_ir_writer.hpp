@@ -1,0 +1,40 @@
+// kiln's weights written as an OpenVINO IR directory in the shape `optimum-cli export openvino`
+// gives the Llama family (Llama, Mistral, Qwen2, Qwen3): a stateful decoder graph
+// (openvino_model.xml / .bin) with optimum's inputs (input_ids, attention_mask, position_ids,
+// beam_idx), its `logits` output and its KV-cache variables, so OpenVINO and OpenVINO GenAI load
+// it as they load optimum's export; each weight as NNCF lays it out (int4 / int8 codes, f16
+// scales and zero points, exactly kiln's bytes: nothing is re-quantised), named after its module
+// as optimum's converter names it, so kiln's own reader (ir/openvino_model.hpp) finds it again.
+// Beside the graph: config.json (ir::to_json of the config) and the tokenizer and generation
+// files of `files_from`. The directory is staged and renamed into place when complete.
+#pragma once
+
+#include <filesystem>
+
+#include "ir/model_config.hpp"
+#include "ir/tensor_source.hpp"
+
+namespace kiln::exporter {
+
+inline constexpr const char* kOpenVinoModelXml = "openvino_model.xml";
+inline constexpr const char* kOpenVinoModelBin = "openvino_model.bin";
+
+struct OpenVinoWriteOptions {
+  // Tokenizer files (tokenizer.json, tokenizer_config.json, chat_template.jinja, ...) and
+  // generation_config.json are copied from here when present; empty copies nothing.
+  std::filesystem::path files_from;
+};
+
+// Refuses (kiln::Error naming the config field) an architecture the writer has no graph for: Phi-3
+// (fused projections, longrope), partial rotary. write_openvino_ir checks this first; the CLI
+// checks it before a long export.
+void check_openvino_export_supported(const ir::ModelConfig& config);
+
+// Writes `dir` (which must not exist). Architectures outside the Llama family's decoder (Phi-3's
+// fused projections and longrope, partial rotary) are refused naming the config field; a weight
+// missing, misshapen, or in a layout NNCF has no form for (a group size that does not divide the
+// input) is refused naming the tensor.
+void write_openvino_ir(const ir::TensorSource& weights, const ir::ModelConfig& config, const std::filesystem::path& dir,
+                       const OpenVinoWriteOptions& options = {});
+
+}  // namespace kiln::exporter

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Writes tests/data/openvino/exports/golden.json: what OpenVINO itself computes on the OpenVINO IR
+that `kiln export --format openvino` writes, the independent oracle for kiln's OpenVINO IR writer
+(tests/export/openvino_export_test.cpp checks that kiln still writes these exact bytes and computes
+these logits on them).
+
+Developer tool (not run by CI). Needs the venv of tools/make_openvino_models.py (openvino 2026.4.1,
+openvino-tokenizers and openvino-genai 2026.4.1.0, transformers, numpy) and a built kiln:
+    .ovenv/bin/python tools/make_openvino_export_goldens.py --kiln build/kiln
+
+Per case (CASES below) it runs `kiln export --model tests/data/checkpoints/<ckpt> OUT --format
+openvino <args>` in a scratch directory, then:
+  - the sha256 of the openvino_model.xml and openvino_model.bin kiln wrote;
+  - prompt_ids: transformers' AutoTokenizer on the written directory, "The cat" (BOS first);
+  - the OpenVINO runtime (`ov.Core().read_model` + `compile_model` on CPU with f32 inference
+    precision, f32 KV cache, no dynamic quantisation, one thread): the prompt in one call, the last
+    position's `logits`, then 16 greedy steps fed one token at a time (`greedy_ids`, and
+    `greedy_margins`, top-1 minus top-2 logit at each step);
+  - `genai_greedy_ids`: openvino_genai.LLMPipeline on the directory (with openvino_tokenizer /
+    openvino_detokenizer made by the venv's convert_tokenizer in the scratch copy), greedy 16 new
+    tokens from prompt_ids, with the SDPA attention backend (the stateful graph as written) and
+    `genai_pa_greedy_ids` with GenAI's default backend (its SDPA-to-paged-attention rewrite);
+    `genai_matches_stepwise` says whether the SDPA run equals greedy_ids.
+Logits are rounded to 7 significant digits, margins to 6. Nothing here holds a path or a time.
+"""
+import argparse
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+OUT = ROOT / "tests" / "data" / "openvino" / "exports" / "golden.json"
+CKPT = ROOT / "tests" / "data" / "checkpoints"
+
+PROMPT = "The cat"
+GREEDY_STEPS = 16
+OV_PROPS = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32",
+            "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0", "INFERENCE_NUM_THREADS": "1"}
+
+# name -> (checkpoint, kiln export arguments after --format openvino)
+CASES = {
+    "llama3_tiny-int4-sym-g32": ("llama3_tiny", ["--weight-format", "int4", "--sym", "--group-size", "32"]),
+    "qwen2_tiny-int8": ("qwen2_tiny", ["--weight-format", "int8"]),
+    "qwen3_tiny-fp16": ("qwen3_tiny", ["--weight-format", "fp16"]),
+    "mistral_tiny-int4-asym-g32": ("mistral_tiny", ["--weight-format", "int4", "--group-size", "32"]),
+}
+
+
+def r7(x):
+    return float(f"{float(x):.7g}")
+
+
+def sha256(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def kiln_export(kiln, name, work):
+    ckpt, args = CASES[name]
+    out = work / name
+    cmd = [str(kiln), "export", "--model", str(CKPT / ckpt), str(out), "--format", "openvino", "--quiet"] + args
+    print("  $ kiln " + " ".join(cmd[1:]).replace(str(CKPT), "tests/data/checkpoints")
+          .replace(str(work) + "/", ""), flush=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        sys.exit(f"kiln export of {name} failed (rc {p.returncode}):\n{p.stdout[-6000:]}")
+    return out
+
+
+def ov_run(core, xml, prompt_ids):
+    cm = core.compile_model(str(xml), "CPU", OV_PROPS)
+    req = cm.create_infer_request()
+    cur, pos = np.array([prompt_ids], np.int64), 0
+    ids, margins, last = [], [], None
+    for step in range(GREEDY_STEPS):
+        n = cur.shape[1]
+        req.infer({"input_ids": cur, "attention_mask": np.ones((1, pos + n), np.int64),
+                   "position_ids": np.arange(pos, pos + n, dtype=np.int64)[None],
+                   "beam_idx": np.zeros(1, np.int32)})
+        logits = req.get_tensor("logits").data[0].astype(np.float32)
+        row = logits[-1]
+        if step == 0:
+            last = row.copy()
+        order = np.argsort(-row, kind="stable")  # ties to the lowest id
+        ids.append(int(order[0]))
+        margins.append(float(row[order[0]] - row[order[1]]))
+        pos += n
+        cur = np.array([[ids[-1]]], np.int64)
+    return last, ids, margins
+
+
+def genai_greedy(model_dir, prompt_ids, backend):
+    import openvino as ov
+    import openvino_genai as genai
+    props = dict(OV_PROPS)
+    if backend:
+        props["ATTENTION_BACKEND"] = backend
+    pipe = genai.LLMPipeline(str(model_dir), "CPU", **props)
+    cfg = genai.GenerationConfig()
+    cfg.max_new_tokens = cfg.min_new_tokens = GREEDY_STEPS
+    cfg.ignore_eos = True
+    cfg.do_sample = False
+    ids = np.array([prompt_ids], np.int64)
+    res = pipe.generate(genai.TokenizedInputs(ov.Tensor(ids), ov.Tensor(np.ones_like(ids))), cfg)
+    return [int(t) for t in res.tokens[0]]
+
+
+def goldens_for(kiln, name, work):
+    import openvino as ov
+    from transformers import AutoTokenizer
+    out = kiln_export(kiln, name, work)
+    g = {"checkpoint": f"tests/data/checkpoints/{CASES[name][0]}",
+         "export_args": ["--format", "openvino"] + CASES[name][1],
+         "xml_sha256": sha256(out / "openvino_model.xml"), "bin_sha256": sha256(out / "openvino_model.bin")}
+    tok = AutoTokenizer.from_pretrained(out)
+    prompt_ids = [int(t) for t in tok(PROMPT)["input_ids"]]
+    g["prompt"] = PROMPT
+    g["prompt_ids"] = prompt_ids
+    last, ids, margins = ov_run(ov.Core(), out / "openvino_model.xml", prompt_ids)
+    g["logits"] = [r7(x) for x in last]
+    g["greedy_ids"] = ids
+    g["greedy_margins"] = [float(f"{m:.6g}") for m in margins]
+    # GenAI needs the tokenizer models: made in a scratch copy, so the hashes above are of kiln's files.
+    full = work / (name + "-genai")
+    shutil.copytree(out, full)
+    convert = pathlib.Path(sys.executable).parent / "convert_tokenizer"
+    p = subprocess.run([str(convert), str(out), "--with-detokenizer", "-o", str(full)],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        sys.exit(f"convert_tokenizer failed for {name}:\n{p.stdout[-4000:]}")
+    g["genai_greedy_ids"] = genai_greedy(full, prompt_ids, "SDPA")
+    g["genai_matches_stepwise"] = g["genai_greedy_ids"] == ids
+    try:
+        g["genai_pa_greedy_ids"] = genai_greedy(full, prompt_ids, None)
+    except Exception as e:  # recorded, not fatal: the SDPA run is the oracle
+        print(f"  paged-attention backend failed: {e}", flush=True)
+        g["genai_pa_greedy_ids"] = None
+    print(f"  {name}: greedy {ids}; GenAI SDPA {'matches' if g['genai_matches_stepwise'] else 'DIFFERS'}; "
+          f"GenAI PA {'matches' if g['genai_pa_greedy_ids'] == ids else 'differs'}; min margin {min(margins):.4g}",
+          flush=True)
+    return g
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kiln", default=str(ROOT / "build" / "kiln"), help="the kiln binary (default build/kiln)")
+    args = ap.parse_args()
+    kiln = pathlib.Path(args.kiln).resolve()
+    with tempfile.TemporaryDirectory() as tmp:
+        golden = {name: goldens_for(kiln, name, pathlib.Path(tmp)) for name in CASES}
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(golden, indent=1) + "\n")
+    print(f"wrote {OUT.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
