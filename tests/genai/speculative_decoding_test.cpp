@@ -27,12 +27,13 @@ std::vector<std::int32_t> generate(Engine& engine, const std::vector<std::int32_
   const RequestId id = engine.add_request(prompt, c);
   engine.run_until_idle();
   const auto gen = engine.request(id).generated();
+  std::vector<std::int32_t> tokens(gen.begin(), gen.end());  // before release frees what gen views
   if (stats) {
     stats->num_proposed += engine.request(id).speculation.num_proposed;
     stats->num_accepted += engine.request(id).speculation.num_accepted;
   }
   engine.release(id);
-  return {gen.begin(), gen.end()};
+  return tokens;
 }
 
 TEST(SpeculativeDecoding, ChunkedDraftCatchUpProposesTheDraftsGreedyContinuation) {

@@ -33,10 +33,28 @@ void* operator new(std::size_t size) { return counted_allocation(size, alignof(s
 void* operator new(std::size_t size, std::align_val_t alignment) {
   return counted_allocation(size, std::max(static_cast<std::size_t>(alignment), alignof(std::max_align_t)));
 }
+// The nothrow forms too (std::stable_sort's temporary buffer uses them): every allocation is
+// counted, and each is freed by the free() that matches it.
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  try {
+    return counted_allocation(size, alignof(std::max_align_t));
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void* operator new(std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+  try {
+    return counted_allocation(size, std::max(static_cast<std::size_t>(alignment), alignof(std::max_align_t)));
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace kiln {
 namespace {
