@@ -89,13 +89,14 @@ void unpack_int4(const std::uint8_t* chunks, std::size_t k_end, std::uint8_t* b_
   }
 }
 
-// One weight tile's B rows for the whole input width: int8 weights are already laid out so;
-// int4 weights are unpacked once per tile into `strip` and reused by every token block.
+// One weight tile's B rows for its whole packed width (k_padded: a multiple of 64, zero beyond
+// `in`, so a last 64-wide K step stays inside them): int8 weights are already laid out so; int4
+// weights are unpacked once per tile into `strip` and reused by every token block.
 template <bool kInt4>
-const std::uint8_t* b_rows(const std::uint8_t* tile, std::size_t in_rounded, std::vector<std::uint8_t>& strip) {
+const std::uint8_t* b_rows(const std::uint8_t* tile, std::size_t k_padded, std::vector<std::uint8_t>& strip) {
   if constexpr (!kInt4) return tile;
-  strip.resize(in_rounded * 16);
-  unpack_int4(tile, in_rounded, strip.data());
+  strip.resize(k_padded * 16);
+  unpack_int4(tile, k_padded, strip.data());
   return strip.data();
 }
 
@@ -139,13 +140,15 @@ inline void store_products(int set, std::int32_t* c_tile) {
 // and zero_terms[i][b] = -s_a,b Σ_b q (times the constant offset for sym weights).
 template <bool kInt4, bool kAsym>
 struct Int8Gemm {
-  std::size_t in, block, k_step, in_rounded, blocks, blocks_per_act_group, blocks_per_weight_group, tile_bytes, tokens;
+  std::size_t in, block, k_step, in_rounded, k_padded, blocks, blocks_per_act_group, blocks_per_weight_group,
+      tile_bytes, tokens;
 
   Int8Gemm(const PackedLayout& l, const QuantizedActivations& xq, std::size_t n)
       : in(l.in),
         block(int8_block_columns(l, xq.group_size)),
         k_step(block % 64 == 0 ? 64 : 32),
         in_rounded((l.in + 31) / 32 * 32),
+        k_padded(l.k_padded),
         blocks((l.in + block - 1) / block),
         blocks_per_act_group(xq.group_size >= l.in ? blocks : xq.group_size / block),
         blocks_per_weight_group(l.group_size >= l.in ? blocks : l.group_size / block),
@@ -187,7 +190,7 @@ struct Int8Gemm {
     const std::size_t steps = blocks * (tokens / kTokens);
     const bool last = (t + 1) * kTileRows >= row_end;
     const std::size_t params = t * w.layout.groups * kTileRows;
-    return {avx512::row_mask(t, row_begin, row_end), b_rows<kInt4>(w.data() + t * tile_bytes, in_rounded, strip),
+    return {avx512::row_mask(t, row_begin, row_end), b_rows<kInt4>(w.data() + t * tile_bytes, k_padded, strip),
             w.scales() + params, w.zeros() + params,
             avx512::Prefetch{next, last ? next : next + tile_bytes, (tile_bytes / 64 + steps - 1) / steps}};
   }
