@@ -43,13 +43,20 @@ struct Fixture {
   std::shared_ptr<ContinuousBatchingPipeline> pipeline;
 };
 
-// Polls a pending reply as the HTTP server does: on each wakeup, until it is done.
+// Polls a pending reply as the HTTP server does: on each wakeup, until it is done. The wakeup
+// state is shared with the callback, which the engine thread may still be running when the
+// Poller is destroyed.
 struct Poller {
+  struct Wake {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool woken = false;
+  };
   explicit Poller(std::shared_ptr<PendingResponse> p) : pending(std::move(p)) {
-    pending->set_wakeup([this] {
-      std::lock_guard lock(mutex);
-      woken = true;
-      cv.notify_one();
+    pending->set_wakeup([wake = wake] {
+      std::lock_guard lock(wake->mutex);
+      wake->woken = true;
+      wake->cv.notify_one();
     });
   }
   // Polls until done or until `enough` says to stop; returns the stream's bytes.
@@ -61,16 +68,14 @@ struct Poller {
       all.done = p.done;
       if (p.response) all.response = p.response;
       if (all.done || (enough && enough(all.chunk))) break;
-      std::unique_lock lock(mutex);
-      if (!cv.wait_for(lock, 60s, [&] { return woken; })) ADD_FAILURE() << "no wakeup in 60 s";
-      woken = false;
+      std::unique_lock lock(wake->mutex);
+      if (!wake->cv.wait_for(lock, 60s, [&] { return wake->woken; })) ADD_FAILURE() << "no wakeup in 60 s";
+      wake->woken = false;
     }
     return all;
   }
+  std::shared_ptr<Wake> wake = std::make_shared<Wake>();
   std::shared_ptr<PendingResponse> pending;
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool woken = false;
 };
 
 std::shared_ptr<PendingResponse> pending_of(Reply reply) {
