@@ -30,12 +30,6 @@ const OvLayer& const_through_converts(const OvGraph& graph, const OvLayer& layer
   return end;
 }
 
-std::int64_t product(const std::vector<std::int64_t>& dims) {
-  std::int64_t n = 1;
-  for (std::int64_t d : dims) n *= d;
-  return n;
-}
-
 // The [out, in] weight the decompression subgraph ending at `top` gives `consumer`.
 OvWeight trace_matrix(const OvGraph& graph, const OvLayer& top, const OvLayer& consumer) {
   OvWeight w;
@@ -91,12 +85,12 @@ OvWeight trace_matrix(const OvGraph& graph, const OvLayer& top, const OvLayer& c
   w.group_size = w.shape[1] / groups;
   const auto per_group = [&](const OvLayer& c, bool scalar_allowed) {
     const OvConstant k = graph.constant(c);
-    const std::int64_t n = product(k.shape);
+    const std::int64_t n = k.num_elements();
     const bool full = n == w.shape[0] * groups && !k.shape.empty() && k.shape[0] == w.shape[0] && k.shape.back() == 1;
     if (!full && !(scalar_allowed && n == 1)) {
-      fail(ErrorKind::kUnsupported, "{}: shape [{}] for a weight of [{}] in groups of {} (expected [{}, {}{}])",
-           graph.describe(c), fmt::join(k.shape, ", "), fmt::join(w.shape, ", "), w.group_size, w.shape[0],
-           codes.shape.size() == 3 ? fmt::format("{}, ", groups) : "", 1);
+      fail(ErrorKind::kUnsupported,
+           "{}: shape [{}] for a weight of [{}] in groups of {} (expected one value per row and group: [{}, {}, 1])",
+           graph.describe(c), fmt::join(k.shape, ", "), fmt::join(w.shape, ", "), w.group_size, w.shape[0], groups);
     }
   };
   per_group(*w.scale, false);
