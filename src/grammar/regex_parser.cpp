@@ -372,6 +372,8 @@ class RegexParser {
                          c == 'A' ? "start" : "end");
         break;
       case 'N': unsupported_at(at, "named characters \\N{{...}} are not supported");
+      case 'p':
+      case 'P': unsupported_at(at, "Unicode property classes \\{}{{...}} are not supported", static_cast<char>(c));
       default: break;
     }
     if (is_digit(c)) return point(parse_octal_or_refuse(at, c, in_class));

@@ -22,7 +22,8 @@ inline constexpr std::int64_t kRegexMaxRepeat = 10000;
 // language), `^` / \A at the start and `$` / \Z at the end of a top-level alternative.
 // Throws kiln::Error naming the position (0-based, in code points as Python counts) and the
 // construct for everything else: backreferences, lookaround, \b \B, anchors elsewhere, inline
-// flags, possessive quantifiers and atomic groups, conditionals, unbalanced parentheses.
+// flags, possessive quantifiers and atomic groups, conditionals, \p{...} properties, unbalanced
+// parentheses.
 // The result references no rules, so it can be embedded in any rule set.
 ExprPtr regex_to_expr(std::string_view pattern);
 

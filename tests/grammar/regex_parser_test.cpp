@@ -226,6 +226,7 @@ TEST(RegexParserErrors, Escapes) {
   EXPECT_KILN_ERROR(regex_to_expr("\\U00110000"), "at position 0", "beyond the last code point");
   EXPECT_KILN_ERROR(regex_to_expr("\\uD800"), "at position 0", "surrogate");
   EXPECT_KILN_ERROR(regex_to_expr("\\N{DIGIT ONE}"), "at position 0", "named characters");
+  EXPECT_KILN_ERROR(regex_to_expr("^[\\p{L}]+$"), "at position 2", "Unicode property classes \\p{...}");
   EXPECT_KILN_ERROR(regex_to_expr("[\\8]"), "at position 1", "bad escape '\\8'");
   EXPECT_KILN_ERROR(regex_to_expr("\\477"), "at position 0", "octal escape above");
 }
