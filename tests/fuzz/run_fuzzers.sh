@@ -12,8 +12,8 @@ if [ -z "$cxx" ] || [ -z "$cc" ]; then
 fi
 CC=$cc CXX=$cxx cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DKILN_BUILD_FUZZERS=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF > "$build.configure.log"
-cmake --build "$build" --target tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz
-for target in tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz; do
+cmake --build "$build" --target tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz grammar_fuzz
+for target in tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz grammar_fuzz; do
   echo "== $target: ${seconds}s"
   corpus="$build/corpus-$target"
   mkdir -p "$corpus"
