@@ -56,6 +56,10 @@ class ByteLevelStep final : public DecoderStep {
   std::unique_ptr<DecodeStage> token_stage(DecodeStage& next) const override {
     return std::make_unique<ByteLevelStage>(&next);
   }
+  bool to_token_bytes(std::string& token) const override {
+    if (auto bytes = ByteLevelAlphabet::get().decode(token)) token = std::move(*bytes);
+    return true;
+  }
 };
 
 // ---- Fuse: all tokens into one string. ----
@@ -78,6 +82,7 @@ class FuseStep final : public DecoderStep {
   std::unique_ptr<DecodeStage> text_stage(DecodeStage& next) const override {
     return std::make_unique<FuseStage>(&next);
   }
+  bool to_token_bytes(std::string&) const override { return true; }
 };
 
 // ---- ByteFallback: runs of <0xXX> tokens become the UTF-8 they spell, or one U+FFFD per
@@ -135,6 +140,10 @@ class ByteFallbackStep final : public DecoderStep {
   std::unique_ptr<DecodeStage> token_stage(DecodeStage& next) const override {
     return std::make_unique<ByteFallbackStage>(&next);
   }
+  bool to_token_bytes(std::string& token) const override {
+    if (const auto byte = byte_token_value(token)) token.assign(1, static_cast<char>(*byte));
+    return true;
+  }
 };
 
 // ---- Metaspace: the replacement character back to a space; dropped in the first token when
@@ -179,6 +188,20 @@ class MetaspaceStep final : public DecoderStep {
   }
   std::unique_ptr<DecodeStage> text_stage(DecodeStage& next) const override {
     return std::make_unique<MetaspaceStage>(&next, replacement_, drop_in_first_);
+  }
+  // Mid-text, the replacement character is always a space (the first token's drop aside).
+  bool to_token_bytes(std::string& token) const override {
+    std::string out;
+    for (std::size_t pos = 0; pos < token.size();) {
+      const std::size_t begin = pos;
+      if (next_code_point(token, pos) == replacement_) {
+        out += ' ';
+      } else {
+        out.append(token, begin, pos - begin);
+      }
+    }
+    token = std::move(out);
+    return true;
   }
 
  private:

@@ -42,6 +42,10 @@ class DecoderStep {
   // The stage that processes the single fused string as a stream, or nullptr when the step
   // cannot stream it (the pipeline then buffers the string and runs token_stage on it at the end).
   virtual std::unique_ptr<DecodeStage> text_stage(DecodeStage& next) const { return nullptr; }
+  // Rewrites one token into the bytes it stands for in the middle of a text, for matching
+  // tokens against a byte-level grammar; false when the step cannot say for a token alone
+  // (WordPiece, CTC, a regex Replace).
+  virtual bool to_token_bytes(std::string& token) const { return false; }
 };
 
 // The steps of a tokenizer.json "decoder" object, a Sequence flattened.

@@ -89,6 +89,8 @@ class StripStep final : public DecoderStep {
   std::unique_ptr<DecodeStage> text_stage(DecodeStage& next) const override {
     return std::make_unique<StripStage>(&next, content_, start_, stop_);
   }
+  // Strip trims the ends of the whole text, not of a token in the middle of it.
+  bool to_token_bytes(std::string&) const override { return true; }
 
  private:
   char32_t content_;
@@ -146,6 +148,18 @@ class ReplaceStage final : public DecodeStage {
   std::string pending_;
 };
 
+std::string replace_all(std::string text, std::string_view from, std::string_view to) {
+  std::string out;
+  std::size_t pos = 0;
+  for (std::size_t found; (found = text.find(from, pos)) != std::string::npos;) {
+    out.append(text, pos, found - pos);
+    out += to;
+    pos = found + from.size();
+  }
+  out.append(text, pos, std::string::npos);
+  return out;
+}
+
 class ReplaceStep final : public DecoderStep {
  public:
   ReplaceStep(Regex pattern, std::optional<std::string> literal, std::string content)
@@ -159,6 +173,11 @@ class ReplaceStep final : public DecoderStep {
     if (!literal_ || literal_->empty()) return nullptr;
     return std::make_unique<ReplaceStage>(&next, pattern_, literal_, content_);
   }
+  bool to_token_bytes(std::string& token) const override {
+    if (!literal_ || literal_->empty()) return false;
+    token = replace_all(std::move(token), *literal_, content_);
+    return true;
+  }
 
  private:
   Regex pattern_;
@@ -167,18 +186,6 @@ class ReplaceStep final : public DecoderStep {
 };
 
 // ---- WordPiece: "##" continuations glued, others preceded by a space; optional cleanup. ----
-
-std::string replace_all(std::string text, std::string_view from, std::string_view to) {
-  std::string out;
-  std::size_t pos = 0;
-  for (std::size_t found; (found = text.find(from, pos)) != std::string::npos;) {
-    out.append(text, pos, found - pos);
-    out += to;
-    pos = found + from.size();
-  }
-  out.append(text, pos, std::string::npos);
-  return out;
-}
 
 std::string wordpiece_cleanup(std::string text) {
   static const std::pair<std::string_view, std::string_view> kRules[] = {

@@ -151,6 +151,7 @@ bool Tokenizer::is_special(std::int32_t id) const {
 
 const std::string& Tokenizer::chat_template() const { return impl_->config.chat_template; }
 const Json& tok::TokenizerAccess::config(const Tokenizer& tokenizer) { return tokenizer.impl_->config.json; }
+const tok::TokenizerImpl& tok::TokenizerAccess::impl(const Tokenizer& tokenizer) { return *tokenizer.impl_; }
 std::string Tokenizer::fingerprint() const { return impl_->fingerprint; }
 
 }  // namespace kiln

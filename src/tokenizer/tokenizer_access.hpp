@@ -10,6 +10,7 @@ namespace kiln::tok {
 struct TokenizerAccess {
   // tokenizer_config.json as loaded ({} when absent).
   static const Json& config(const Tokenizer& tokenizer);
+  static const TokenizerImpl& impl(const Tokenizer& tokenizer);
 };
 
 }  // namespace kiln::tok

@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "../tokenizer/tokenizer_fixtures.hpp"
+#include "tokenizer/tokenizer_fixtures.hpp"
 #include "util/file_io.hpp"
 
 namespace kiln::eval {

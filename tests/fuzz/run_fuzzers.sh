@@ -21,6 +21,7 @@ for target in tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz grammar_fuzz; do
   [ -f "$src/tests/fuzz/${target%_fuzz}.dict" ] && dict=(-dict="$src/tests/fuzz/${target%_fuzz}.dict")
   seeds=()  # committed inputs the target starts from (read-only), and a length limit for them
   [ "$target" = gguf_fuzz ] && seeds=("$src/tests/data/gguf" -max_len=32768)
+  [ "$target" = grammar_fuzz ] && seeds=("$src/tests/data/grammar/fuzz_seeds" -max_len=4096)
   if [ "$target" = openvino_fuzz ]; then  # the fixtures' graphs, without their weights
     mkdir -p "$build/seeds-openvino"
     for xml in "$src"/tests/data/openvino/models/*/openvino_model.xml; do

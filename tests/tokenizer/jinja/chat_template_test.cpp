@@ -9,7 +9,7 @@
 #include "kiln/tokenizer.hpp"
 #include "support/test_support.hpp"
 #include "tokenizer/chat_template.hpp"
-#include "tokenizer_fixtures.hpp"
+#include "tokenizer/tokenizer_fixtures.hpp"
 #include "util/file_io.hpp"
 
 namespace kiln {

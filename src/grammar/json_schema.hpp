@@ -1,0 +1,21 @@
+// JSON Schema to grammar: the outputs a schema accepts, as a RuleSet. Properties come in the
+// schema's order (required ones always, optional ones when the model writes them), whitespace
+// between tokens is [ \n\r\t]{0,20}, and any keyword that would change what is valid but is not
+// supported is an error naming it and where it is: never silently ignored. Annotations (title,
+// description, examples, ...) are ignored. oneOf is treated as anyOf: a grammar cannot check
+// that exactly one branch matches.
+#pragma once
+
+#include <string_view>
+
+#include "grammar/grammar_expr.hpp"
+
+namespace kiln::grammar {
+
+// From the schema's text (read in order: properties come as written; a parse error names the
+// position).
+RuleSet json_schema_rules(std::string_view schema_text);
+// Any JSON object (OpenAI's response_format json_object).
+RuleSet json_object_rules();
+
+}  // namespace kiln::grammar
