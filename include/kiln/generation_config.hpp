@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "kiln/api.hpp"
 
@@ -21,6 +22,20 @@ enum class StopCriteria : std::uint8_t {
   EARLY,      // true: as soon as num_beams hypotheses are finished
   HEURISTIC,  // false: when no running beam is likely to beat the worst finished one
   NEVER,      // "never": only when no running beam can beat it, whatever the length
+};
+
+// Constrained generation: the output is a sentence of one grammar, given as exactly one of these
+// (OpenVINO GenAI's StructuredOutputConfig, with vLLM's choice and OpenAI's json_object). The
+// model's stop tokens end the output only where the grammar accepts it as a whole.
+struct KILN_API StructuredOutputConfig {
+  std::optional<std::string> json_schema;  // JSON Schema text
+  std::optional<std::string> regex;        // the whole output matches it
+  std::optional<std::string> grammar;      // GBNF (llama.cpp's dialect); the rule `root` is the output
+  std::vector<std::string> choice;         // the output is exactly one of these strings
+  bool json_object = false;                // any JSON object (OpenAI's response_format json_object)
+
+  // Throws kiln::Error unless exactly one is set.
+  void validate() const;
 };
 
 struct KILN_API GenerationConfig {
@@ -81,6 +96,9 @@ struct KILN_API GenerationConfig {
   std::int64_t num_assistant_tokens = 0;
   double assistant_confidence_threshold = 0.0;
   std::int64_t max_ngram_size = 0;
+
+  // The output follows a grammar (JSON schema, regex, GBNF, choice); nullopt: free text.
+  std::optional<StructuredOutputConfig> structured_output_config;
 
   static constexpr std::int64_t kMaxAssistantTokens = 16;
   static constexpr std::int64_t kMaxLogprobs = 20;    // OpenAI's top_logprobs limit

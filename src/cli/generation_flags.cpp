@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
+#include "util/file_io.hpp"
 
 namespace kiln::cli {
 
@@ -42,7 +43,40 @@ void add_generation_flags(CLI::App& cmd, GenerationFlags& f) {
   cmd.add_option("--assistant-confidence-threshold", f.assistant_confidence_threshold,
                  "Speculative decoding: the draft proposes while its confidence stays above this");
   cmd.add_option("--max-ngram-size", f.max_ngram_size, "Prompt-lookup decoding with n-grams up to this size");
+  auto* schema =
+      cmd.add_option("--json-schema", f.json_schema_file, "The output is JSON valid against this schema file");
+  auto* grammar = cmd.add_option("--grammar", f.grammar_file, "The output follows this GBNF grammar file (rule root)");
+  auto* regex = cmd.add_option("--regex", f.regex, "The whole output matches this regular expression");
+  auto* choice = cmd.add_option("--choice", f.choices, "The output is exactly one of these strings (repeatable)");
+  auto* json = cmd.add_flag("--json-object", f.json_object, "The output is a JSON object");
+  for (auto* a : {schema, grammar, regex, choice, json}) {
+    for (auto* b : {schema, grammar, regex, choice, json}) {
+      if (a != b) a->excludes(b);
+    }
+  }
 }
+
+namespace {
+
+std::optional<StructuredOutputConfig> structured_output(const GenerationFlags& f) {
+  StructuredOutputConfig s;
+  if (f.json_schema_file) {
+    s.json_schema = read_file(*f.json_schema_file);
+  } else if (f.grammar_file) {
+    s.grammar = read_file(*f.grammar_file);
+  } else if (f.regex) {
+    s.regex = *f.regex;
+  } else if (!f.choices.empty()) {
+    s.choice = f.choices;
+  } else if (f.json_object) {
+    s.json_object = true;
+  } else {
+    return std::nullopt;
+  }
+  return s;
+}
+
+}  // namespace
 
 void add_pipeline_flags(CLI::App& cmd, PipelineFlags& f) {
   cmd.add_option("--model,-m", f.model, "Model directory or GGUF file (default: $KILN_MODEL or the embedded model)");
@@ -89,6 +123,7 @@ GenerationConfig apply_generation_flags(const GenerationFlags& f, GenerationConf
   if (f.num_assistant_tokens) c.num_assistant_tokens = *f.num_assistant_tokens;
   if (f.assistant_confidence_threshold) c.assistant_confidence_threshold = *f.assistant_confidence_threshold;
   if (f.max_ngram_size) c.max_ngram_size = *f.max_ngram_size;
+  if (auto constraint = structured_output(f)) c.structured_output_config = std::move(*constraint);
   c.validate();
   return c;
 }

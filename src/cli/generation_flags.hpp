@@ -32,6 +32,11 @@ struct GenerationFlags {
   std::optional<bool> apply_chat_template;
   std::optional<std::int64_t> num_assistant_tokens, max_ngram_size;
   std::optional<double> assistant_confidence_threshold;
+  // Structured output (at most one): files are read when the config is built.
+  std::optional<std::filesystem::path> json_schema_file, grammar_file;
+  std::optional<std::string> regex;
+  std::vector<std::string> choices;
+  bool json_object = false;
 };
 
 struct PipelineFlags {

@@ -6,6 +6,7 @@
 #include "genai/draft_proposer.hpp"
 #include "genai/prompt_lookup.hpp"
 #include "genai/speculation_controller.hpp"
+#include "genai/structured_output.hpp"
 #include "kv/block_hash.hpp"
 #include "util/error.hpp"
 
@@ -83,6 +84,12 @@ void Engine::validate_request(const std::vector<std::int32_t>& prompt, const Gen
   if (!config.stop_strings.empty() && tokenizer_ == nullptr) {
     fail(ErrorKind::kInternal, "GenerationConfig: stop_strings need the engine to have a tokenizer");
   }
+  if (config.structured_output_config) {
+    if (tokenizer_ == nullptr) {
+      fail(ErrorKind::kInternal, "GenerationConfig: structured_output_config needs the engine to have a tokenizer");
+    }
+    make_grammar_matcher(config, *tokenizer_);  // compiles it here, on the caller's thread, and caches it
+  }
   if (options.on_prompt_logits) {
     const auto n = static_cast<std::int64_t>(prompt.size());
     if (options.prompt_logits_from < 0 || options.prompt_logits_from >= n) {
@@ -152,6 +159,7 @@ void Engine::start_sequence(RequestState& r, std::vector<std::int32_t> prompt) {
   auto s = std::make_unique<Sequence>(kv::BlockTable(pool_, block_size));
   s->tokens = std::move(prompt);
   if (!r.beam_search) s->text = make_text_stream(r.config);
+  if (tokenizer_ != nullptr) s->grammar = make_grammar_matcher(r.config, *tokenizer_);
   r.sequences.push_back(std::move(s));
 }
 

@@ -1,14 +1,39 @@
 // The engine's sample → update half for plain, n-sample and speculative requests: each running
 // sequence with logits from the step samples (or verifies its candidates), appends the tokens,
 // streams them and checks its stop conditions.
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 #include "genai/candidate_verifier.hpp"
 #include "genai/draft_proposer.hpp"
 #include "genai/engine.hpp"
 #include "genai/speculation_controller.hpp"
+#include "grammar/grammar_matcher.hpp"
 
 namespace kiln::genai {
+namespace {
+
+// Structured output: row i of the step's logits follows the committed tokens and the first i
+// candidates, so each row is masked by the grammar's state there. The candidates are accepted
+// only to reach those states and rolled back; verification then commits what it keeps.
+void mask_by_grammar(grammar::GrammarMatcher& matcher, Sequence& s, std::int64_t vocab) {
+  const auto width = static_cast<std::size_t>(vocab);
+  const std::int64_t proposed = s.num_candidates;
+  const std::size_t first_row = static_cast<std::size_t>(s.logit_rows - proposed - 1);
+  std::size_t accepted = 0;
+  for (std::int64_t i = 0; i <= proposed; ++i) {
+    matcher.mask_logits(std::span(s.logits).subspan((first_row + static_cast<std::size_t>(i)) * width, width));
+    if (i == proposed) break;
+    const std::int32_t candidate = s.tokens[s.tokens.size() - static_cast<std::size_t>(proposed - i)];
+    if (!matcher.accept(candidate)) break;  // rejected by the grammar, so by verification: later rows do not matter
+    ++accepted;
+  }
+  matcher.rollback(accepted);
+}
+
+}  // namespace
+
 std::unique_ptr<TextStream> Engine::make_text_stream(const GenerationConfig& config) const {
   if (tokenizer_ == nullptr) return nullptr;
   return std::make_unique<TextStream>(*tokenizer_, config.stop_strings, config.include_stop_str_in_output,
@@ -56,6 +81,7 @@ void Engine::fork_samples(RequestState& r) {
     s->logits = parent.logits;
     s->logit_rows = parent.logit_rows;
     s->text = make_text_stream(r.config);
+    if (parent.grammar) s->grammar = std::make_unique<grammar::GrammarMatcher>(*parent.grammar);
     r.sequences.push_back(std::move(s));
   }
 }
@@ -63,6 +89,7 @@ void Engine::fork_samples(RequestState& r) {
 void Engine::update_sequence(RequestState& r, Sequence& s) {
   const std::int64_t committed = s.num_committed();
   const std::int64_t proposed = s.num_candidates;
+  if (s.grammar) mask_by_grammar(*s.grammar, s, model_.config().vocab_size);
   const VerifiedTokens verified = verify_candidates(
       r.sampler, {s.logits, model_.config().vocab_size, s.tokens, r.num_prompt, proposed, s.candidate_probs},
       r.config.logprobs);
@@ -112,6 +139,12 @@ void Engine::update_sequence(RequestState& r, Sequence& s) {
 
 bool Engine::append_token(RequestState& r, Sequence& s, const TokenLogprob& t) {
   if (r.timings.first_token_ms == 0) r.timings.first_token_ms = clock_.elapsed_ms();
+  if (s.grammar && !s.grammar->accept(t.token)) {
+    // Only when other processors banned every token the grammar allows (all logits -inf).
+    spdlog::warn("structured output: token {} is not allowed by the grammar; the output ends before it", t.token);
+    finish_sequence(r, s, GenerationFinishReason::STOP);
+    return false;
+  }
   s.tokens.push_back(t.token);
   s.score += t.logprob;
   if (r.config.logprobs > 0) s.logprobs.push_back(t);
@@ -134,6 +167,8 @@ bool Engine::append_token(RequestState& r, Sequence& s, const TokenLogprob& t) {
     finish_sequence(r, s, GenerationFinishReason::CANCEL);
   } else if (status == StreamingStatus::STOP || stop_string) {
     finish_sequence(r, s, GenerationFinishReason::STOP);
+  } else if (s.grammar && s.grammar->must_end()) {
+    finish_sequence(r, s, GenerationFinishReason::STOP);  // the grammar allows nothing more
   } else if (s.num_committed() - r.num_prompt >= r.max_new_tokens) {
     finish_sequence(r, s, GenerationFinishReason::LENGTH);
   }

@@ -61,8 +61,21 @@ void GenerationConfig::validate() const {
   }
   validate_sequences();
   validate_speculative();
+  if (structured_output_config) {
+    structured_output_config->validate();
+    if (num_beams > 1) bad_field("structured_output_config", "cannot be combined with beam search (num_beams > 1) yet");
+  }
   if (logprobs < 0) bad_field("logprobs", fmt::format("must be >= 0 (0: none), got {}", logprobs));
   if (logprobs > kMaxLogprobs) bad_field("logprobs", fmt::format("must be at most {}, got {}", kMaxLogprobs, logprobs));
+}
+
+void StructuredOutputConfig::validate() const {
+  const int set = int(json_schema.has_value()) + int(regex.has_value()) + int(grammar.has_value()) +
+                  int(!choice.empty()) + int(json_object);
+  if (set != 1) {
+    fail("StructuredOutputConfig: set exactly one of json_schema, regex, grammar, choice and json_object ({} set)",
+         set);
+  }
 }
 
 void GenerationConfig::validate_sequences() const {

@@ -3,6 +3,7 @@
 #include "genai/beam_search.hpp"
 #include "genai/draft_proposer.hpp"
 #include "genai/speculation_controller.hpp"
+#include "grammar/grammar_matcher.hpp"
 
 namespace kiln::genai {
 

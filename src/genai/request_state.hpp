@@ -20,6 +20,10 @@
 #include "kiln/streamer.hpp"
 #include "kv/block_table.hpp"
 
+namespace kiln::grammar {
+class GrammarMatcher;  // grammar/grammar_matcher.hpp
+}
+
 namespace kiln::genai {
 
 using RequestId = std::int64_t;
@@ -52,6 +56,8 @@ struct Sequence {
   double score = 0;                    // summed log-probabilities of the generated tokens (beam search: its own score)
   std::vector<TokenLogprob> logprobs;  // when GenerationConfig::logprobs > 0
   std::unique_ptr<TextStream> text;    // when the engine has a tokenizer and the request streams text
+  // Structured output: where the generated tokens stand in the request's grammar.
+  std::unique_ptr<grammar::GrammarMatcher> grammar;
 
   // Speculative decoding within a step.
   std::int64_t num_candidates = 0;     // trailing entries of `tokens` not yet verified
