@@ -294,17 +294,67 @@ std::map<std::int32_t, float> read_logit_bias(const json& body) {
 void refuse_unsupported(const json& body) {
   if (find(body, "functions") != nullptr) bad("functions", "is deprecated and not supported (use tools)");
   if (find(body, "function_call") != nullptr) bad("function_call", "is deprecated and not supported (use tool_choice)");
-  if (const json* rf = find(body, "response_format"); rf != nullptr) {
-    const json* type = rf->is_object() ? find(*rf, "type") : nullptr;
-    if (type == nullptr || !type->is_string() || type->get<std::string>() != "text") {
-      bad("response_format", "only {\"type\": \"text\"} is supported yet");
-    }
-  }
   if (const json* best = find(body, "best_of");
       best != nullptr && !(best->is_number_integer() && best->get<int>() == 1)) {
     bad("best_of", "is not supported (use n)");
   }
   if (const json* suffix = find(body, "suffix"); suffix != nullptr) bad("suffix", "is not supported");
+}
+
+// OpenAI's response_format (text, json_object, json_schema) and vLLM's guided_json,
+// guided_regex, guided_choice and guided_grammar: at most one constraint.
+std::optional<StructuredOutputConfig> read_structured_output(const json& body) {
+  std::vector<std::pair<std::string, StructuredOutputConfig>> found;
+  if (const json* rf = find(body, "response_format")) {
+    if (!rf->is_object()) bad("response_format", "must be an object");
+    const json* type = find(*rf, "type");
+    if (type == nullptr) bad("response_format.type", "is required");
+    const std::string kind = text(*type, "response_format.type");
+    StructuredOutputConfig s;
+    if (kind == "json_object") {
+      s.json_object = true;
+      found.emplace_back("response_format", s);
+    } else if (kind == "json_schema") {
+      const json* spec = find(*rf, "json_schema");
+      if (spec == nullptr || !spec->is_object()) bad("response_format.json_schema", "must be an object");
+      if (const json* name = find(*spec, "name")) text(*name, "response_format.json_schema.name");
+      if (const json* strict = find(*spec, "strict"); strict != nullptr && !strict->is_boolean()) {
+        bad("response_format.json_schema.strict", "must be true or false");
+      }
+      const json* schema = find(*spec, "schema");
+      if (schema == nullptr) bad("response_format.json_schema.schema", "is required");
+      if (!schema->is_object() && !schema->is_boolean()) bad("response_format.json_schema.schema", "must be an object");
+      s.json_schema = schema->dump();
+      found.emplace_back("response_format", s);
+    } else if (kind != "text") {
+      bad("response_format.type", "must be text, json_object or json_schema (got '" + kind + "')");
+    }
+  }
+  if (const json* schema = find(body, "guided_json")) {
+    StructuredOutputConfig s;
+    s.json_schema = schema->is_string() ? schema->get<std::string>() : schema->dump();
+    found.emplace_back("guided_json", s);
+  }
+  if (const json* regex = find(body, "guided_regex")) {
+    StructuredOutputConfig s;
+    s.regex = text(*regex, "guided_regex");
+    found.emplace_back("guided_regex", s);
+  }
+  if (const json* grammar = find(body, "guided_grammar")) {
+    StructuredOutputConfig s;
+    s.grammar = text(*grammar, "guided_grammar");
+    found.emplace_back("guided_grammar", s);
+  }
+  if (const json* choice = find(body, "guided_choice")) {
+    if (!choice->is_array() || choice->empty()) bad("guided_choice", "must be a non-empty array of strings");
+    StructuredOutputConfig s;
+    for (std::size_t i = 0; i < choice->size(); ++i)
+      s.choice.push_back(text((*choice)[i], fmt::format("guided_choice[{}]", i)));
+    found.emplace_back("guided_choice", s);
+  }
+  if (found.empty()) return std::nullopt;
+  if (found.size() > 1) bad(found[1].first, "cannot be combined with '" + found[0].first + "': give one constraint");
+  return found.front().second;
 }
 
 void read_template_extras(const json& body, CompletionRequest& r) {
@@ -435,6 +485,7 @@ CompletionRequest parse_completion_request(Endpoint endpoint, const nlohmann::or
   c.ignore_eos = boolean(body, "ignore_eos", false);
   c.include_stop_str_in_output = boolean(body, "include_stop_str_in_output", false);
   c.skip_special_tokens = boolean(body, "skip_special_tokens", true);
+  c.structured_output_config = read_structured_output(body);
 
   if (chat) {
     r.logprobs = boolean(body, "logprobs", false);

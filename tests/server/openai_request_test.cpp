@@ -89,6 +89,24 @@ TEST(OpenAiRequest, ChatFieldsMapOntoTheConfig) {
   EXPECT_TRUE(r.include_usage);
 }
 
+TEST(OpenAiRequest, ResponseFormatsAndGuidedFieldsBecomeTheStructuredOutputConfig) {
+  const json schema = {{"type", "object"}, {"properties", {{"b", {{"type", "integer"}}}, {"a", {{"type", "null"}}}}}};
+  const auto r =
+      chat({{"response_format",
+             {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", schema}, {"strict", true}}}}}});
+  ASSERT_TRUE(r.config.structured_output_config.has_value());
+  EXPECT_EQ(r.config.structured_output_config->json_schema, schema.dump());
+  EXPECT_TRUE(chat({{"response_format", {{"type", "json_object"}}}}).config.structured_output_config->json_object);
+  EXPECT_FALSE(chat({{"response_format", {{"type", "text"}}}}).config.structured_output_config.has_value());
+  EXPECT_EQ(completion({{"guided_regex", "[0-9]+"}}).config.structured_output_config->regex, "[0-9]+");
+  EXPECT_EQ(completion({{"guided_choice", {"x", "y"}}}).config.structured_output_config->choice,
+            (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(completion({{"guided_grammar", "root ::= \"a\""}}).config.structured_output_config->grammar,
+            "root ::= \"a\"");
+  EXPECT_EQ(completion({{"guided_json", {{"type", "string"}}}}).config.structured_output_config->json_schema,
+            R"({"type":"string"})");
+}
+
 TEST(OpenAiRequest, TemperaturesTooSmallToDivideByAreGreedy) {
   EXPECT_FALSE(chat({{"temperature", 5e-324}}).config.do_sample);
   EXPECT_TRUE(chat({{"temperature", 1e-5}}).config.do_sample);
@@ -152,7 +170,9 @@ TEST(OpenAiRequest, BadFieldsAreNamed) {
   expect_bad([] { chat({{"messages", {{{"content", "x"}}}}}); }, "messages[0].role");
   expect_bad([] { chat({{"messages", {{{"role", "user"}, {"content", 5}}}}}); }, "messages[0].content");
   expect_bad([] { chat({{"tools", {{{"type", "function"}}}}}); }, "tools[0].function");
-  expect_bad([] { chat({{"response_format", {{"type", "json_object"}}}}); }, "response_format");
+  expect_bad([] { chat({{"response_format", {{"type", "xml"}}}}); }, "response_format.type");
+  expect_bad([] { chat({{"response_format", {{"type", "json_schema"}}}}); }, "response_format.json_schema");
+  expect_bad([] { chat({{"guided_regex", "a"}, {"guided_choice", {"a"}}}); }, "guided_choice");
   expect_bad([] { chat({{"max_tokens", 0}}); }, "max_tokens");
   expect_bad([] { chat({{"user", true}}); }, "user");
   expect_bad([] { completion({{"prompt", json::array()}}); }, "prompt");
