@@ -17,6 +17,10 @@ std::string escape(std::string_view text) {
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
+      // An XML parser turns these into spaces inside an attribute (a chat template keeps them).
+      case '\n': out += "&#10;"; break;
+      case '\r': out += "&#13;"; break;
+      case '\t': out += "&#9;"; break;
       default: out += c;
     }
   }
@@ -109,6 +113,17 @@ OvPort OvGraphWriter::i32_constant(std::int32_t value) {
   return constant("", {"i32", {}}, std::span(reinterpret_cast<const std::uint8_t*>(&value), sizeof(value)));
 }
 
+OvPort OvGraphWriter::i32_constant(const std::vector<std::int32_t>& values) {
+  return constant(
+      "", {"i32", {static_cast<std::int64_t>(values.size())}},
+      std::span(reinterpret_cast<const std::uint8_t*>(values.data()), values.size() * sizeof(std::int32_t)));
+}
+
+OvPort OvGraphWriter::u8_constant(std::string_view bytes) {
+  return constant("", {"u8", {static_cast<std::int64_t>(bytes.size())}},
+                  std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+}
+
 OvPort OvGraphWriter::f32_constant(const std::vector<float>& values, const std::vector<std::int64_t>& dims) {
   return constant("", {"f32", dims},
                   std::span(reinterpret_cast<const std::uint8_t*>(values.data()), values.size() * sizeof(float)));
@@ -118,6 +133,15 @@ OvPort OvGraphWriter::op(const std::string& type, const std::string& version, co
                          const OvAttributes& data, const std::vector<OvPort>& inputs, const OvTensorType& output) {
   const int id = add_layer(name, type, version, data, inputs, {output});
   return {id, static_cast<int>(inputs.size())};
+}
+
+std::vector<OvPort> OvGraphWriter::multi_op(const std::string& type, const std::string& version,
+                                            const OvAttributes& data, const std::vector<OvPort>& inputs,
+                                            const std::vector<OvTensorType>& outputs) {
+  const int id = add_layer("", type, version, data, inputs, outputs);
+  std::vector<OvPort> ports;
+  for (std::size_t o = 0; o < outputs.size(); ++o) ports.push_back({id, static_cast<int>(inputs.size() + o)});
+  return ports;
 }
 
 int OvGraphWriter::sink(const std::string& type, const std::string& version, const std::string& name,
@@ -178,7 +202,13 @@ std::string OvGraphWriter::xml() const {
                          l.inputs[i].layer, l.inputs[i].port, l.id, i);
     }
   }
-  out += "\t</edges>\n</net>\n";
+  out += "\t</edges>\n";
+  if (!rt_info_.empty()) {
+    out += "\t<rt_info>\n";
+    for (const auto& [key, value] : rt_info_) out += fmt::format("\t\t<{} value=\"{}\" />\n", key, escape(value));
+    out += "\t</rt_info>\n";
+  }
+  out += "</net>\n";
   return out;
 }
 

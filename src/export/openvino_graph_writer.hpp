@@ -1,6 +1,7 @@
 // A writer of OpenVINO IR (version 11) graphs: layers with their <data> attributes and ports,
-// the edges between them, and the Const payloads in the .bin, built op by op. It knows no
-// model: export/openvino_ir_writer.hpp builds the decoder with it. Each output port carries the
+// the edges between them, the Const payloads in the .bin and the model's rt_info, built op by op.
+// It knows no model: export/openvino_ir_writer.hpp builds the decoder with it,
+// export/openvino_tokenizer_writer.hpp the tokenizer and detokenizer. Each output port carries the
 // element type and dims the caller states (-1 for a dynamic dimension); OpenVINO re-infers
 // shapes on read, kiln's reader (ir/openvino_graph.hpp) takes them as written.
 #pragma once
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,7 +23,7 @@ struct OvPort {
 };
 
 // OpenVINO's element type names: "f32", "f16", "bf16", "i64", "i32", "i8", "u8", "i4", "u4",
-// "nf4", "boolean".
+// "nf4", "boolean", "string".
 struct OvTensorType {
   std::string element_type;
   std::vector<std::int64_t> dims;
@@ -38,10 +40,15 @@ class OvGraphWriter {
   // Small Consts for shapes and scalars.
   OvPort i64_constant(const std::vector<std::int64_t>& values, bool scalar = false);
   OvPort i32_constant(std::int32_t value);
+  OvPort i32_constant(const std::vector<std::int32_t>& values);  // [values.size()]
+  OvPort u8_constant(std::string_view bytes);                    // [bytes.size()]
   OvPort f32_constant(const std::vector<float>& values, const std::vector<std::int64_t>& dims);
   // Any op with one output. `name` empty gives an anonymous "<type>_<id>".
   OvPort op(const std::string& type, const std::string& version, const std::string& name, const OvAttributes& data,
             const std::vector<OvPort>& inputs, const OvTensorType& output);
+  // An op with several outputs, their ports in order.
+  std::vector<OvPort> multi_op(const std::string& type, const std::string& version, const OvAttributes& data,
+                               const std::vector<OvPort>& inputs, const std::vector<OvTensorType>& outputs);
   // An op without outputs' consumers (Assign) or a Result; returns the layer id.
   int sink(const std::string& type, const std::string& version, const std::string& name, const OvAttributes& data,
            const std::vector<OvPort>& inputs, const OvTensorType* output);
@@ -49,6 +56,9 @@ class OvGraphWriter {
   void name_output(OvPort port, const std::string& tensor_name);
 
   const OvTensorType& type_of(OvPort port) const;
+
+  // The model's rt_info entries (<rt_info><key value="..." /></rt_info>), in the order given.
+  void set_rt_info(OvAttributes entries) { rt_info_ = std::move(entries); }
 
   // The XML text and the .bin bytes.
   std::string xml() const;
@@ -68,6 +78,7 @@ class OvGraphWriter {
 
   std::vector<Layer> layers_;
   std::vector<std::uint8_t> bin_;
+  OvAttributes rt_info_;
 };
 
 }  // namespace kiln::exporter
