@@ -5,7 +5,8 @@ that `kiln export --format openvino` writes, the independent oracle for kiln's O
 these logits on them).
 
 Developer tool (not run by CI). Needs the venv of tools/make_openvino_models.py (openvino 2026.4.1,
-openvino-tokenizers and openvino-genai 2026.4.1.0, transformers, numpy) and a built kiln:
+openvino-tokenizers and openvino-genai 2026.4.1.0, transformers, tokenizers, numpy; torch is not
+needed) and a built kiln:
     .ovenv/bin/python tools/make_openvino_export_goldens.py --kiln build/kiln
 
 Per case (CASES below) it runs `kiln export --model tests/data/checkpoints/<ckpt> OUT --format
@@ -16,11 +17,20 @@ openvino <args>` in a scratch directory, then:
     precision, f32 KV cache, no dynamic quantisation, one thread): the prompt in one call, the last
     position's `logits`, then 16 greedy steps fed one token at a time (`greedy_ids`, and
     `greedy_margins`, top-1 minus top-2 logit at each step);
-  - `genai_greedy_ids`: openvino_genai.LLMPipeline on the directory (with openvino_tokenizer /
-    openvino_detokenizer made by the venv's convert_tokenizer in the scratch copy), greedy 16 new
-    tokens from prompt_ids, with the SDPA attention backend (the stateful graph as written) and
+  - `genai_greedy_ids`: openvino_genai.LLMPipeline on the directory as kiln wrote it (its own
+    openvino_tokenizer / openvino_detokenizer, no convert_tokenizer step), greedy 16 new tokens
+    from prompt_ids, with the SDPA attention backend (the stateful graph as written) and
     `genai_pa_greedy_ids` with GenAI's default backend (its SDPA-to-paged-attention rewrite);
-    `genai_matches_stepwise` says whether the SDPA run equals greedy_ids.
+    `genai_matches_stepwise` says whether the SDPA run equals greedy_ids; `genai_text` is the
+    pipeline's text for the text prompt and `genai_text_matches` whether it is Hugging Face
+    `tokenizers`' decode of greedy_ids;
+  - the tokenizer models kiln wrote (tools/openvino_tokenizer_oracle.py): their sha256, and per
+    test string the ids and decoded text of OpenVINO running them, checked against Hugging Face
+    `tokenizers` on the same tokenizer.json.
+It also writes tests/data/openvino/exports/tokenizers.json: the same tokenizer check for the
+real tokenizers of $KILN_EXTERNAL_FIXTURES/tokenizers (Llama 3, Llama 3.1, Qwen3; skipped without
+it), each exported beside llama3_tiny's weights and checked on the test strings and the 169 texts
+of the fixture's golden.jsonl; only hashes and booleans are recorded for them.
 Logits are rounded to 7 significant digits, margins to 6. Nothing here holds a path or a time.
 """
 import argparse
@@ -35,8 +45,13 @@ import tempfile
 
 import numpy as np
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import openvino_tokenizer_oracle as tokenizer_oracle  # noqa: E402
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "openvino" / "exports" / "golden.json"
+TOKENIZERS_OUT = ROOT / "tests" / "data" / "openvino" / "exports" / "tokenizers.json"
+EXTERNAL_TOKENIZERS = ["llama3", "llama3_1", "qwen3"]
 CKPT = ROOT / "tests" / "data" / "checkpoints"
 
 PROMPT = "The cat"
@@ -61,10 +76,10 @@ def sha256(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def kiln_export(kiln, name, work):
-    ckpt, args = CASES[name]
+def kiln_export(kiln, name, work, ckpt, args=None):
+    args = CASES[name][1] if args is None else args
     out = work / name
-    cmd = [str(kiln), "export", "--model", str(CKPT / ckpt), str(out), "--format", "openvino", "--quiet"] + args
+    cmd = [str(kiln), "export", "--model", str(ckpt), str(out), "--format", "openvino", "--quiet"] + args
     print("  $ kiln " + " ".join(cmd[1:]).replace(str(CKPT), "tests/data/checkpoints")
           .replace(str(work) + "/", ""), flush=True)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -111,10 +126,36 @@ def genai_greedy(model_dir, prompt_ids, backend):
     return [int(t) for t in res.tokens[0]]
 
 
+def genai_text(model_dir):
+    import openvino_genai as genai
+    pipe = genai.LLMPipeline(str(model_dir), "CPU", ATTENTION_BACKEND="SDPA", **OV_PROPS)
+    cfg = genai.GenerationConfig()
+    cfg.max_new_tokens = cfg.min_new_tokens = GREEDY_STEPS
+    cfg.ignore_eos = True
+    cfg.do_sample = False
+    cfg.apply_chat_template = False  # the plain prompt, tokenized by kiln's openvino_tokenizer
+    return str(pipe.generate(PROMPT, cfg))
+
+
+def external_tokenizer(kiln, name, fixtures, work):
+    """llama3_tiny's weights with a real tokenizer beside them: only the tokenizer is checked."""
+    import gzip
+    ckpt = work / f"ckpt-{name}"
+    shutil.copytree(CKPT / "llama3_tiny", ckpt)
+    src = fixtures / "tokenizers" / name
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        if (src / f).exists():
+            shutil.copy(src / f, ckpt / f)
+    if (src / "tokenizer.json.gz").exists():
+        (ckpt / "tokenizer.json").write_bytes(gzip.decompress((src / "tokenizer.json.gz").read_bytes()))
+    out = kiln_export(kiln, f"tokenizer-{name}", work, ckpt, ["--weight-format", "fp16"])
+    return tokenizer_oracle.check(out, record_ids=False, extra_texts=tokenizer_oracle.fixture_texts(src))
+
+
 def goldens_for(kiln, name, work):
     import openvino as ov
     from transformers import AutoTokenizer
-    out = kiln_export(kiln, name, work)
+    out = kiln_export(kiln, name, work, CKPT / CASES[name][0])
     g = {"checkpoint": f"tests/data/checkpoints/{CASES[name][0]}",
          "export_args": ["--format", "openvino"] + CASES[name][1],
          "xml_sha256": sha256(out / "openvino_model.xml"), "bin_sha256": sha256(out / "openvino_model.bin")}
@@ -126,18 +167,14 @@ def goldens_for(kiln, name, work):
     g["logits"] = [r7(x) for x in last]
     g["greedy_ids"] = ids
     g["greedy_margins"] = [float(f"{m:.6g}") for m in margins]
-    # GenAI needs the tokenizer models: made in a scratch copy, so the hashes above are of kiln's files.
-    full = work / (name + "-genai")
-    shutil.copytree(out, full)
-    convert = pathlib.Path(sys.executable).parent / "convert_tokenizer"
-    p = subprocess.run([str(convert), str(out), "--with-detokenizer", "-o", str(full)],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode != 0:
-        sys.exit(f"convert_tokenizer failed for {name}:\n{p.stdout[-4000:]}")
-    g["genai_greedy_ids"] = genai_greedy(full, prompt_ids, "SDPA")
+    g.update(tokenizer_oracle.check(out, record_ids=True))
+    # GenAI on kiln's directory as written: its own tokenizer models, no convert_tokenizer.
+    g["genai_greedy_ids"] = genai_greedy(out, prompt_ids, "SDPA")
+    g["genai_text"] = genai_text(out)
+    g["genai_text_matches"] = g["genai_text"] == tokenizer_oracle.hf_decode(out, ids)
     g["genai_matches_stepwise"] = g["genai_greedy_ids"] == ids
     try:
-        g["genai_pa_greedy_ids"] = genai_greedy(full, prompt_ids, None)
+        g["genai_pa_greedy_ids"] = genai_greedy(out, prompt_ids, None)
     except Exception as e:  # recorded, not fatal: the SDPA run is the oracle
         print(f"  paged-attention backend failed: {e}", flush=True)
         g["genai_pa_greedy_ids"] = None
@@ -154,9 +191,22 @@ def main():
     kiln = pathlib.Path(args.kiln).resolve()
     with tempfile.TemporaryDirectory() as tmp:
         golden = {name: goldens_for(kiln, name, pathlib.Path(tmp)) for name in CASES}
+        fixtures = os.environ.get("KILN_EXTERNAL_FIXTURES")
+        external = {}
+        if fixtures:
+            external = {n: external_tokenizer(kiln, n, pathlib.Path(fixtures), pathlib.Path(tmp))
+                        for n in EXTERNAL_TOKENIZERS}
+        else:
+            print("KILN_EXTERNAL_FIXTURES is not set: the real tokenizers are not checked", flush=True)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(golden, indent=1) + "\n")
     print(f"wrote {OUT.relative_to(ROOT)}")
+    if external:
+        TOKENIZERS_OUT.write_text(json.dumps(external, indent=1) + "\n")
+        print(f"wrote {TOKENIZERS_OUT.relative_to(ROOT)}")
+    bad = [n for n, g in golden.items() if not (g["tokenizer_matches_hf"] and g["detokenizer_matches_hf"])]
+    if bad:
+        sys.exit(f"OpenVINO running kiln's tokenizer models differs from Hugging Face tokenizers: {bad}")
 
 
 if __name__ == "__main__":

@@ -66,6 +66,15 @@ bool has_compression_flags(const ExportFlags& f) {
          f.gptq || !f.dataset.empty() || f.num_samples || !f.sensitivity_metric.empty() || !f.backup_precision.empty();
 }
 
+// Not quiet-able: without these files OpenVINO GenAI cannot load the directory.
+void warn_tokenizer_skipped(const exporter::OpenVinoWriteResult& written, const std::string& out) {
+  if (written.tokenizer_skipped.empty()) return;
+  fmt::print(stderr,
+             "warning: {}: openvino_tokenizer / openvino_detokenizer not written ({}); the decoder IR is. OpenVINO "
+             "GenAI needs them: make them with openvino-tokenizers, convert_tokenizer {} --with-detokenizer -o {}\n",
+             out, written.tokenizer_skipped, out, out);
+}
+
 void run_export(const ExportFlags& flags, const std::vector<std::string>& command_line) {
   namespace fs = std::filesystem;
   if (flags.format != "kiln" && flags.format != "openvino") {
@@ -80,8 +89,10 @@ void run_export(const ExportFlags& flags, const std::vector<std::string>& comman
            flags.model);
     }
     const ir::IrModel ir(flags.model);
-    exporter::write_openvino_ir(ir, ir.config(), flags.out, {.files_from = flags.model});
+    const exporter::OpenVinoWriteResult written =
+        exporter::write_openvino_ir(ir, ir.config(), flags.out, {.files_from = flags.model});
     fmt::print("wrote {} as an OpenVINO IR to {}\n", flags.model, flags.out);
+    warn_tokenizer_skipped(written, flags.out);
     return;
   }
   if (openvino && fs::exists(fs::path(flags.model) / "config.json")) {
@@ -97,9 +108,10 @@ void run_export(const ExportFlags& flags, const std::vector<std::string>& comman
   }
   const exporter::ExportResult r =
       exporter::export_model(options, exporter::cpu_calibration_backend(options.model_dir));
+  exporter::OpenVinoWriteResult written;
   if (openvino) {
     const ir::IrModel ir(temporary.dir, {.verify_checksums = false});
-    exporter::write_openvino_ir(ir, ir.config(), flags.out, {.files_from = temporary.dir});
+    written = exporter::write_openvino_ir(ir, ir.config(), flags.out, {.files_from = temporary.dir});
   }
   std::string schemes;
   for (const auto& [scheme, count] : r.tensors_by_scheme)
@@ -110,7 +122,11 @@ void run_export(const ExportFlags& flags, const std::vector<std::string>& comman
       options.model_dir.string(), r.num_parameters, optimum_weight_format_name(r.recipe.primary),
       r.recipe.weight_format_defaulted ? ", the default for this size" : "", openvino ? flags.out : r.out_dir.string(),
       double(r.model_bin_bytes) / (1 << 20), schemes, r.seconds, double(r.peak_rss_bytes) / (1 << 20));
-  if (openvino) fmt::print("written as an OpenVINO IR (openvino_model.xml / .bin) to {}\n", flags.out);
+  if (openvino) {
+    fmt::print("written as an OpenVINO IR (openvino_model.xml / .bin{}) to {}\n",
+               written.tokenizer_skipped.empty() ? ", openvino_tokenizer / openvino_detokenizer" : "", flags.out);
+    warn_tokenizer_skipped(written, flags.out);
+  }
 }
 
 }  // namespace

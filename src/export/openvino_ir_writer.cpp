@@ -7,6 +7,7 @@
 #include <map>
 
 #include "export/openvino_graph_writer.hpp"
+#include "export/openvino_tokenizer_writer.hpp"
 #include "export/side_files.hpp"
 #include "models/rope.hpp"
 #include "util/error.hpp"
@@ -407,8 +408,8 @@ void check_openvino_export_supported(const ir::ModelConfig& c) {
   if (c.head_dim % 2 != 0) refuse("head_dim", "is odd");
 }
 
-void write_openvino_ir(const ir::TensorSource& weights, const ir::ModelConfig& config, const fs::path& dir,
-                       const OpenVinoWriteOptions& options) {
+OpenVinoWriteResult write_openvino_ir(const ir::TensorSource& weights, const ir::ModelConfig& config,
+                                      const fs::path& dir, const OpenVinoWriteOptions& options) {
   check_openvino_export_supported(config);
   DecoderGraph decoder(weights, config);
   const OvGraphWriter& graph = decoder.build();
@@ -421,10 +422,22 @@ void write_openvino_ir(const ir::TensorSource& weights, const ir::ModelConfig& c
   Json hf = ir::to_json(config);
   hf["model_type"] = config.family;
   write_file_atomic(staging.path() / "config.json", hf.dump(2) + "\n");
+  OpenVinoWriteResult result;
   if (!options.files_from.empty()) {
     copy_side_files(options.files_from, staging.path());
   }
+  if (fs::exists(staging.path() / "tokenizer.json")) {
+    try {
+      write_openvino_tokenizers(build_openvino_tokenizers(staging.path()), staging.path());
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kUnsupported) throw;
+      result.tokenizer_skipped = e.what();
+    }
+  } else {
+    result.tokenizer_skipped = "the source has no tokenizer.json";
+  }
   staging.commit();
+  return result;
 }
 
 }  // namespace kiln::exporter

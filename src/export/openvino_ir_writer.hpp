@@ -5,11 +5,14 @@
 // it as they load optimum's export; each weight as NNCF lays it out (int4 / int8 codes, f16
 // scales and zero points, exactly kiln's bytes: nothing is re-quantised), named after its module
 // as optimum's converter names it, so kiln's own reader (ir/openvino_model.hpp) finds it again.
-// Beside the graph: config.json (ir::to_json of the config) and the tokenizer and generation
-// files of `files_from`. The directory is staged and renamed into place when complete.
+// Beside the graph: config.json (ir::to_json of the config), the tokenizer and generation files of
+// `files_from`, and OpenVINO GenAI's tokenizer models built from them
+// (export/openvino_tokenizer_writer.hpp). The directory is staged and renamed into place when
+// complete.
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 #include "ir/model_config.hpp"
 #include "ir/tensor_source.hpp"
@@ -30,11 +33,21 @@ struct OpenVinoWriteOptions {
 // checks it before a long export.
 void check_openvino_export_supported(const ir::ModelConfig& config);
 
+struct OpenVinoWriteResult {
+  // Why openvino_tokenizer / openvino_detokenizer were not written (a tokenizer kind the writer
+  // has no graph for), empty when they were. The decoder is written either way.
+  std::string tokenizer_skipped;
+};
+
 // Writes `dir` (which must not exist). Architectures outside the Llama family's decoder (Phi-3's
 // fused projections and longrope, partial rotary) are refused naming the config field; a weight
 // missing, misshapen, or in a layout NNCF has no form for (a group size that does not divide the
 // input) is refused naming the tensor.
-void write_openvino_ir(const ir::TensorSource& weights, const ir::ModelConfig& config, const std::filesystem::path& dir,
-                       const OpenVinoWriteOptions& options = {});
+// NOTE: a tokenizer the tokenizer writer refuses does not fail the export: the decoder is what
+// took minutes to quantise and is usable as it is (OpenVINO, kiln, or GenAI after
+// openvino-tokenizers' convert_tokenizer); the reason comes back in the result for the caller to
+// show.
+OpenVinoWriteResult write_openvino_ir(const ir::TensorSource& weights, const ir::ModelConfig& config,
+                                      const std::filesystem::path& dir, const OpenVinoWriteOptions& options = {});
 
 }  // namespace kiln::exporter

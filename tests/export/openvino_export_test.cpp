@@ -3,8 +3,9 @@
 // exports): every tensor read back from the written graph must be the kiln IR export's, byte for byte
 // (scheme, group, codes, scales, zero points), and kiln's logits on the two directories must agree;
 // (2) OpenVINO itself, offline (tools/make_openvino_export_goldens.py, tests/data/openvino/exports):
-// kiln must still write exactly the bytes OpenVINO ran (their sha256), and compute OpenVINO's logits
-// on them.
+// kiln must still write exactly the bytes OpenVINO ran (their sha256), compute OpenVINO's logits
+// on them, and tokenize as OpenVINO ran kiln's openvino_tokenizer.xml (which matched Hugging Face
+// tokenizers there).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,7 +18,9 @@
 #include "ir/hf_checkpoint.hpp"
 #include "ir/ir_model.hpp"
 #include "ir/openvino_model.hpp"
+#include "kiln/tokenizer.hpp"
 #include "util/error.hpp"
+#include "util/file_io.hpp"
 #include "util/sha256.hpp"
 
 namespace kiln::exporter {
@@ -102,8 +105,10 @@ TEST_P(OpenVinoExport, EveryTensorReadsBackAsTheKilnExportsBytes) {
     EXPECT_TRUE(same_bytes(got->quantization->scales, want.quantization->scales)) << name;
     EXPECT_TRUE(same_bytes(got->quantization->zero_points, want.quantization->zero_points)) << name;
   }
-  EXPECT_TRUE(fs::exists(tmp_.path() / "ov" / "tokenizer.json"));
-  EXPECT_TRUE(fs::exists(tmp_.path() / "ov" / "config.json"));
+  for (const char* file : {"tokenizer.json", "config.json", "openvino_tokenizer.xml", "openvino_tokenizer.bin",
+                           "openvino_detokenizer.xml", "openvino_detokenizer.bin"}) {
+    EXPECT_TRUE(fs::exists(tmp_.path() / "ov" / file)) << file;
+  }
 }
 
 TEST_P(OpenVinoExport, ReferenceLogitsEqualTheKilnIrs) {
@@ -190,6 +195,25 @@ TEST(OpenVinoExportCli, FromACheckpointAndFromAKilnIr) {
   EXPECT_FALSE(fs::exists(tmp.path() / "x"));
 }
 
+// A tokenizer the tokenizer writer has no graph for: the decoder is written, the tokenizer models
+// are not, and a warning names the field and the convert_tokenizer command.
+TEST(OpenVinoExportCli, AnUnsupportedTokenizerWarnsAndWritesTheDecoder) {
+  testing::TempDir tmp;
+  const fs::path ckpt = tmp.path() / "ckpt";
+  fs::copy(golden_checkpoint_dir("llama3_tiny"), ckpt, fs::copy_options::recursive);
+  Json doc = read_json_file(ckpt / "tokenizer.json");
+  doc["normalizer"] = {{"type", "Lowercase"}};
+  fs::remove(ckpt / "tokenizer.json");
+  write_file_atomic(ckpt / "tokenizer.json", doc.dump());
+  const testing::CommandResult r = testing::run_kiln(
+      {"export", "--model", ckpt.string(), (tmp.path() / "ov").string(), "--format", "openvino", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(tmp.path() / "ov" / "openvino_model.xml"));
+  EXPECT_FALSE(fs::exists(tmp.path() / "ov" / "openvino_tokenizer.xml"));
+  EXPECT_NE(r.err.find("normalizer"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("convert_tokenizer"), std::string::npos) << r.err;
+}
+
 // What OpenVINO ran offline (tests/data/openvino/exports/golden.json): kiln still writes those
 // bytes, and computes OpenVINO's f32 logits on them.
 class OpenVinoExportGolden : public ::testing::TestWithParam<std::string> {};
@@ -205,6 +229,25 @@ TEST_P(OpenVinoExportGolden, KilnWritesWhatOpenVinoRanAndComputesItsLogits) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(sha256_hex(read_file(tmp.path() / "ov" / "openvino_model.xml")), g.at("xml_sha256").get<std::string>());
   EXPECT_EQ(sha256_hex(read_file(tmp.path() / "ov" / "openvino_model.bin")), g.at("bin_sha256").get<std::string>());
+
+  for (const char* file :
+       {"openvino_tokenizer.xml", "openvino_tokenizer.bin", "openvino_detokenizer.xml", "openvino_detokenizer.bin"}) {
+    std::string key = std::string(file) + "_sha256";
+    std::replace(key.begin(), key.end(), '.', '_');
+    EXPECT_EQ(sha256_hex(read_file(tmp.path() / "ov" / file)), g.at(key).get<std::string>()) << file;
+  }
+  // OpenVINO running kiln's tokenizer models gave Hugging Face tokenizers' ids and text; kiln's
+  // tokenizer must give the same.
+  EXPECT_TRUE(g.at("tokenizer_matches_hf").get<bool>());
+  EXPECT_TRUE(g.at("detokenizer_matches_hf").get<bool>());
+  const Tokenizer tokenizer = Tokenizer::from_dir(tmp.path() / "ov");
+  for (const Json& c : g.at("tokenizer_cases")) {
+    const std::string text = c.at("text").get<std::string>();
+    const auto ids = c.at("ids").get<std::vector<std::int32_t>>();
+    EXPECT_EQ(tokenizer.encode(text), ids) << text;
+    EXPECT_EQ(tokenizer.decode(ids, true), c.at("decoded").get<std::string>()) << text;
+  }
+  EXPECT_TRUE(g.at("genai_text_matches").get<bool>());
 
   const auto prompt = g.at("prompt_ids").get<std::vector<std::int32_t>>();
   const std::vector<float> logits = testing::forward_logits(tmp.path() / "ov", prompt);
