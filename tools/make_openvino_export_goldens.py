@@ -65,6 +65,7 @@ CASES = {
     "qwen2_tiny-int8": ("qwen2_tiny", ["--weight-format", "int8"]),
     "qwen3_tiny-fp16": ("qwen3_tiny", ["--weight-format", "fp16"]),
     "mistral_tiny-int4-asym-g32": ("mistral_tiny", ["--weight-format", "int4", "--group-size", "32"]),
+    "phi3_tiny-int4-sym-g16": ("phi3_tiny", ["--weight-format", "int4", "--sym", "--group-size", "16"]),
 }
 
 

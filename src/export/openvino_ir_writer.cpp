@@ -69,6 +69,7 @@ class DecoderGraph {
   OvPort attention(std::int64_t layer, OvPort x);
   OvPort mlp(std::int64_t layer, OvPort x);
   OvPort mask(std::int64_t window);
+  OvPort inverse_frequencies();
   void rope_tables();
 
   OvPort binary(const std::string& type, const std::string& name, OvPort a, OvPort b, const OvTensorType& out) {
@@ -189,13 +190,50 @@ OvPort DecoderGraph::linear(const std::string& module, OvPort x, std::int64_t in
   return y;
 }
 
-// cos / sin [batch, 1, tokens, head_dim] from position_ids and the config's inverse frequencies.
-void DecoderGraph::rope_tables() {
-  const std::vector<double> inv = models::rope_inverse_frequencies(c_);
-  const auto half = static_cast<std::int64_t>(inv.size());
-  std::vector<float> inv32(inv.begin(), inv.end());
+// The inverse frequencies [1, rotary_dim / 2, 1]: a Const, or for LongRoPE computed in the graph
+// as optimum spells it: the long factors when the context (max position_ids + 1) exceeds
+// original_max_position_embeddings, else the short ones, times theta^(2i / rotary_dim), inverted.
+OvPort DecoderGraph::inverse_frequencies() {
   const std::string m = "__module.model.rotary_emb/";
-  const OvPort freq = g_.constant(m + "aten::to/Convert", {"f32", {1, half, 1}}, as_bytes(inv32));
+  const ir::RopeScaling& s = c_.rope_scaling;
+  if (s.type != ir::RopeScalingType::kLongRope) {
+    const std::vector<double> inv = models::rope_inverse_frequencies(c_);
+    std::vector<float> inv32(inv.begin(), inv.end());
+    return g_.constant(m + "aten::to/Convert", {"f32", {1, static_cast<std::int64_t>(inv.size()), 1}}, as_bytes(inv32));
+  }
+  const std::int64_t half = c_.rotary_dim / 2;
+  const auto f32_vector = [&](const std::string& name, std::vector<float> values) {
+    return g_.constant(name, {"f32", {half}}, as_bytes(values));
+  };
+  std::vector<float> long_factor(s.long_factor.begin(), s.long_factor.end());
+  std::vector<float> short_factor(s.short_factor.begin(), s.short_factor.end());
+  std::vector<float> base(static_cast<std::size_t>(half));
+  for (std::int64_t i = 0; i < half; ++i) {
+    base[static_cast<std::size_t>(i)] =
+        static_cast<float>(std::pow(c_.rope_theta, static_cast<double>(2 * i) / static_cast<double>(c_.rotary_dim)));
+  }
+  const OvPort last = g_.op("ReduceMax", "opset1", m + "aten::max/ReduceMax", {{"keep_dims", "false"}},
+                            {position_ids_, g_.i64_constant({0, 1})}, {"i64", {}});
+  const OvPort context = binary("Add", m + "aten::add/Add", last, g_.i64_constant({1}, true), {"i64", {}});
+  const OvPort longer = binary("Greater", m + "aten::gt/Greater", context,
+                               g_.i64_constant({s.original_max_position_embeddings}, true), {"boolean", {}});
+  const OvPort factor = g_.op(
+      "Select", "opset1", m + "aten::where/Select", {{"auto_broadcast", "numpy"}},
+      {longer, f32_vector(m + "aten::to/Convert", long_factor), f32_vector(m + "aten::to/Convert_1", short_factor)},
+      {"f32", {half}});
+  const OvPort scaled =
+      binary("Multiply", m + "aten::mul/Multiply", factor, f32_vector(m + "aten::pow/Power", base), {"f32", {half}});
+  const OvPort inv =
+      binary("Power", m + "aten::reciprocal/Power", scaled, g_.f32_constant({-1.0f}, {1}), {"f32", {half}});
+  return unsqueeze(unsqueeze(inv, 0, {"f32", {1, half}}), 2, {"f32", {1, half, 1}});
+}
+
+// cos / sin [batch, 1, tokens, rotary_dim] from position_ids and the inverse frequencies, times
+// LongRoPE's attention factor.
+void DecoderGraph::rope_tables() {
+  const std::int64_t half = c_.rotary_dim / 2;
+  const std::string m = "__module.model.rotary_emb/";
+  const OvPort freq = inverse_frequencies();
   const OvPort pos = unsqueeze(position_ids_, 1, {"i64", {kDyn, 1, kDyn}});
   const OvPort pos32 = g_.op("Convert", "opset1", m + "aten::to/Convert_3", {{"destination_type", "f32"}}, {pos},
                              {"f32", {kDyn, 1, kDyn}});
@@ -203,33 +241,45 @@ void DecoderGraph::rope_tables() {
       g_.op("MatMul", "opset1", m + "aten::matmul/MatMul", {{"transpose_a", "false"}, {"transpose_b", "false"}},
             {freq, pos32}, {"f32", {kDyn, half, kDyn}});
   const OvPort t = transpose(m + "aten::transpose/Transpose", angles, {0, 2, 1}, {"f32", {kDyn, kDyn, half}});
-  const OvPort emb =
-      g_.op("Concat", "opset1", m + "aten::cat/Concat", {{"axis", "-1"}}, {t, t}, {"f32", {kDyn, kDyn, 2 * half}});
-  const OvPort cos = g_.op("Cos", "opset1", m + "aten::cos/Cos", {}, {emb}, {"f32", {kDyn, kDyn, 2 * half}});
-  const OvPort sin = g_.op("Sin", "opset1", m + "aten::sin/Sin", {}, {emb}, {"f32", {kDyn, kDyn, 2 * half}});
+  const OvTensorType table{"f32", {kDyn, kDyn, 2 * half}};
+  const OvPort emb = g_.op("Concat", "opset1", m + "aten::cat/Concat", {{"axis", "-1"}}, {t, t}, table);
+  OvPort cos = g_.op("Cos", "opset1", m + "aten::cos/Cos", {}, {emb}, table);
+  OvPort sin = g_.op("Sin", "opset1", m + "aten::sin/Sin", {}, {emb}, table);
+  if (c_.rope_scaling.type == ir::RopeScalingType::kLongRope && c_.rope_scaling.attention_factor != 1.0) {
+    const auto magnitude = static_cast<float>(c_.rope_scaling.attention_factor);
+    cos = binary("Multiply", m + "aten::mul/Multiply_2", cos, g_.f32_constant({magnitude}, {1, 1, 1}), table);
+    sin = binary("Multiply", m + "aten::mul/Multiply_3", sin, g_.f32_constant({magnitude}, {1, 1, 1}), table);
+  }
   cos_ = unsqueeze(cos, 1, {"f32", {kDyn, 1, kDyn, 2 * half}});
   sin_ = unsqueeze(sin, 1, {"f32", {kDyn, 1, kDyn, 2 * half}});
 }
 
-// x * cos + rotate_half(x) * sin, x [batch, heads, tokens, head_dim].
+// x * cos + rotate_half(x) * sin over the first rotary_dim of each head, x [batch, heads, tokens,
+// head_dim]; the rest of the head (partial rotary) passes through.
 OvPort DecoderGraph::rotate(const std::string& module, OvPort x, std::int64_t heads, int index) {
-  const std::int64_t d = c_.head_dim;
+  const std::int64_t d = c_.head_dim, r = c_.rotary_dim;
   const OvTensorType full{"f32", {kDyn, heads, kDyn, d}};
-  const OvTensorType part{"f32", {kDyn, heads, kDyn, d / 2}};
+  const OvTensorType rotated_type{"f32", {kDyn, heads, kDyn, r}};
+  const OvTensorType part{"f32", {kDyn, heads, kDyn, r / 2}};
   const std::string m = "__module." + module + "/";
-  const auto slice = [&](std::int64_t begin, std::int64_t end) {
+  const auto slice = [&](OvPort from, std::int64_t begin, std::int64_t end, const OvTensorType& type) {
     return g_.op("Slice", "opset8", "", {},
-                 {x, g_.i64_constant({begin}), g_.i64_constant({end}), g_.i64_constant({1}), g_.i64_constant({3})},
-                 part);
+                 {from, g_.i64_constant({begin}), g_.i64_constant({end}), g_.i64_constant({1}), g_.i64_constant({3})},
+                 type);
   };
-  const OvPort first = slice(0, d / 2);
-  const OvPort second = slice(d / 2, d);
+  const OvPort head = r == d ? x : slice(x, 0, r, rotated_type);
+  const OvPort first = slice(head, 0, r / 2, part);
+  const OvPort second = slice(head, r / 2, r, part);
   const OvPort negated =
       binary("Multiply", fmt::format("{}aten::neg/Multiply_{}", m, index), second, g_.f32_constant({-1.0f}, {}), part);
-  const OvPort rotated = g_.op("Concat", "opset1", "", {{"axis", "-1"}}, {negated, first}, full);
-  const OvPort a = binary("Multiply", fmt::format("{}aten::mul/Multiply_{}", m, 2 * index), x, cos_, full);
-  const OvPort b = binary("Multiply", fmt::format("{}aten::mul/Multiply_{}", m, 2 * index + 1), rotated, sin_, full);
-  return binary("Add", fmt::format("{}aten::add/Add_{}", m, index), a, b, full);
+  const OvPort rotated = g_.op("Concat", "opset1", "", {{"axis", "-1"}}, {negated, first}, rotated_type);
+  const OvPort a = binary("Multiply", fmt::format("{}aten::mul/Multiply_{}", m, 2 * index), head, cos_, rotated_type);
+  const OvPort b =
+      binary("Multiply", fmt::format("{}aten::mul/Multiply_{}", m, 2 * index + 1), rotated, sin_, rotated_type);
+  const OvPort sum = binary("Add", fmt::format("{}aten::add/Add_{}", m, index), a, b, rotated_type);
+  if (r == d) return sum;
+  return g_.op("Concat", "opset1", fmt::format("{}aten::cat/Concat_{}", m, index), {{"axis", "-1"}},
+               {sum, slice(x, r, d, {"f32", {kDyn, heads, kDyn, d - r}})}, full);
 }
 
 // The past keys or values (ReadValue, reordered by beam_idx) with this step's appended; the
@@ -398,14 +448,21 @@ void check_openvino_export_supported(const ir::ModelConfig& c) {
     fail(ErrorKind::kUnsupported, "OpenVINO IR export of {}: config field '{}' {}: not supported yet", c.architecture,
          field, why);
   };
-  if (c.family != "llama" && c.family != "mistral" && c.family != "qwen2" && c.family != "qwen3") {
+  if (c.family != "llama" && c.family != "mistral" && c.family != "qwen2" && c.family != "qwen3" &&
+      c.family != "phi3") {
     refuse("architectures",
-           fmt::format("is {} (the OpenVINO writer knows Llama, Mistral, Qwen2 and Qwen3)", c.architecture));
+           fmt::format("is {} (the OpenVINO writer knows Llama, Mistral, Qwen2, Qwen3 and Phi-3)", c.architecture));
   }
-  if (c.fused_projections) refuse("architectures", "has fused projections");
-  if (c.rope_scaling.type == ir::RopeScalingType::kLongRope) refuse("rope_scaling", "is longrope");
-  if (c.rotary_dim != c.head_dim) refuse("partial_rotary_factor", "rotates part of each head");
-  if (c.head_dim % 2 != 0) refuse("head_dim", "is odd");
+  if (c.rotary_dim <= 0 || c.rotary_dim > c.head_dim || c.rotary_dim % 2 != 0) {
+    refuse("partial_rotary_factor",
+           fmt::format("gives {} rotated dims of {} (an even count is needed)", c.rotary_dim, c.head_dim));
+  }
+  const ir::RopeScaling& s = c.rope_scaling;
+  const auto half = static_cast<std::size_t>(c.rotary_dim / 2);
+  if (s.type == ir::RopeScalingType::kLongRope && (s.long_factor.size() != half || s.short_factor.size() != half)) {
+    refuse("rope_scaling", fmt::format("has {} long and {} short factors for {} frequencies", s.long_factor.size(),
+                                       s.short_factor.size(), half));
+  }
 }
 
 OpenVinoWriteResult write_openvino_ir(const ir::TensorSource& weights, const ir::ModelConfig& config,

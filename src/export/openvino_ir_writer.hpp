@@ -1,5 +1,5 @@
 // kiln's weights written as an OpenVINO IR directory in the shape `optimum-cli export openvino`
-// gives the Llama family (Llama, Mistral, Qwen2, Qwen3): a stateful decoder graph
+// gives the Llama family (Llama, Mistral, Qwen2, Qwen3, Phi-3): a stateful decoder graph
 // (openvino_model.xml / .bin) with optimum's inputs (input_ids, attention_mask, position_ids,
 // beam_idx), its `logits` output and its KV-cache variables, so OpenVINO and OpenVINO GenAI load
 // it as they load optimum's export; each weight as NNCF lays it out (int4 / int8 codes, f16
@@ -28,9 +28,9 @@ struct OpenVinoWriteOptions {
   std::filesystem::path files_from;
 };
 
-// Refuses (kiln::Error naming the config field) an architecture the writer has no graph for: Phi-3
-// (fused projections, longrope), partial rotary. write_openvino_ir checks this first; the CLI
-// checks it before a long export.
+// Refuses (kiln::Error naming the config field) an architecture the writer has no graph for (a
+// family outside the Llama family, an odd rotary width, LongRoPE factors of the wrong length).
+// write_openvino_ir checks this first; the CLI checks it before a long export.
 void check_openvino_export_supported(const ir::ModelConfig& config);
 
 struct OpenVinoWriteResult {
@@ -39,10 +39,14 @@ struct OpenVinoWriteResult {
   std::string tokenizer_skipped;
 };
 
-// Writes `dir` (which must not exist). Architectures outside the Llama family's decoder (Phi-3's
-// fused projections and longrope, partial rotary) are refused naming the config field; a weight
-// missing, misshapen, or in a layout NNCF has no form for (a group size that does not divide the
-// input) is refused naming the tensor.
+// Writes `dir` (which must not exist). Phi-3's fused qkv_proj / gate_up_proj come split from the
+// TensorSource and are written as separate MatMuls (NOTE: not re-fused as optimum writes them:
+// a mixed-precision export may give q, k and v different schemes, which one NNCF Const cannot
+// hold; OpenVINO computes the same logits either way); its LongRoPE picks the long or short factors
+// in the graph from the context length, as optimum's export does; partial rotary rotates the
+// leading rotary_dim of each head. An architecture check_openvino_export_supported refuses is
+// refused naming the config field; a weight missing, misshapen, or in a layout NNCF has no form
+// for (a group size that does not divide the input) is refused naming the tensor.
 // NOTE: a tokenizer the tokenizer writer refuses does not fail the export: the decoder is what
 // took minutes to quantise and is usable as it is (OpenVINO, kiln, or GenAI after
 // openvino-tokenizers' convert_tokenizer); the reason comes back in the result for the caller to

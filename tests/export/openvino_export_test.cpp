@@ -128,19 +128,20 @@ INSTANTIATE_TEST_SUITE_P(Models, OpenVinoExport,
                                            make_case("qwen2_tiny", "fp16"), make_case("qwen3_tiny", "int4", true, 32),
                                            make_case("qwen3_tiny", "int8"), make_case("qwen3_tiny", "fp16"),
                                            make_case("mistral_tiny", "int4", true, 32),
-                                           make_case("mistral_tiny", "int8"), make_case("mistral_tiny", "fp16")),
+                                           make_case("mistral_tiny", "int8"), make_case("mistral_tiny", "fp16"),
+                                           make_case("phi3_tiny", "int4", true, 16), make_case("phi3_tiny", "int8"),
+                                           make_case("phi3_tiny", "fp16")),
                          case_name);
 
-TEST(OpenVinoExportRefusal, Phi3IsNotSupportedYet) {
-  testing::TempDir tmp;
-  const ir::HfCheckpoint phi3(golden_checkpoint_dir("phi3_tiny"));
+TEST(OpenVinoExportRefusal, AnOddRotaryWidthIsRefusedNamingTheField) {
+  ir::ModelConfig config = ir::HfCheckpoint(golden_checkpoint_dir("phi3_tiny")).config();
+  config.rotary_dim = 7;
   try {
-    write_openvino_ir(phi3, phi3.config(), tmp.path() / "ov");
-    FAIL() << "phi3 was written";
+    check_openvino_export_supported(config);
+    FAIL() << "accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("not supported yet"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("partial_rotary_factor"), std::string::npos) << e.what();
   }
-  EXPECT_FALSE(fs::exists(tmp.path() / "ov"));
 }
 
 TEST(OpenVinoExportRefusal, AGroupThatDoesNotDivideTheInputLeavesNothing) {
@@ -188,10 +189,6 @@ TEST(OpenVinoExportCli, FromACheckpointAndFromAKilnIr) {
   EXPECT_NE(r.exit_code, 0);
   r = testing::run_kiln({"export", "--model", ckpt, (tmp.path() / "x").string(), "--format", "onnx"});
   EXPECT_NE(r.exit_code, 0);
-  r = testing::run_kiln({"export", "--model", golden_checkpoint_dir("phi3_tiny").string(), (tmp.path() / "x").string(),
-                         "--format", "openvino"});
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("not supported yet"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(tmp.path() / "x"));
 }
 
@@ -229,7 +226,6 @@ TEST_P(OpenVinoExportGolden, KilnWritesWhatOpenVinoRanAndComputesItsLogits) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(sha256_hex(read_file(tmp.path() / "ov" / "openvino_model.xml")), g.at("xml_sha256").get<std::string>());
   EXPECT_EQ(sha256_hex(read_file(tmp.path() / "ov" / "openvino_model.bin")), g.at("bin_sha256").get<std::string>());
-
   for (const char* file :
        {"openvino_tokenizer.xml", "openvino_tokenizer.bin", "openvino_detokenizer.xml", "openvino_detokenizer.bin"}) {
     std::string key = std::string(file) + "_sha256";
@@ -279,7 +275,7 @@ TEST_P(OpenVinoExportGolden, KilnWritesWhatOpenVinoRanAndComputesItsLogits) {
 
 INSTANTIATE_TEST_SUITE_P(Models, OpenVinoExportGolden,
                          ::testing::Values("llama3_tiny-int4-sym-g32", "qwen2_tiny-int8", "qwen3_tiny-fp16",
-                                           "mistral_tiny-int4-asym-g32"),
+                                           "mistral_tiny-int4-asym-g32", "phi3_tiny-int4-sym-g16"),
                          [](const auto& info) {
                            std::string name = info.param;
                            std::replace_if(
