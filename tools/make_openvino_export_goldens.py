@@ -27,10 +27,11 @@ openvino <args>` in a scratch directory, then:
   - the tokenizer models kiln wrote (tools/openvino_tokenizer_oracle.py): their sha256, and per
     test string the ids and decoded text of OpenVINO running them, checked against Hugging Face
     `tokenizers` on the same tokenizer.json.
-It also writes tests/data/openvino/exports/tokenizers.json: the same tokenizer check for the
-real tokenizers of $KILN_EXTERNAL_FIXTURES/tokenizers (Llama 3, Llama 3.1, Qwen3; skipped without
-it), each exported beside llama3_tiny's weights and checked on the test strings and the 169 texts
-of the fixture's golden.jsonl; only hashes and booleans are recorded for them.
+It also writes tests/data/openvino/exports/tokenizers.json (only when every one was found): the
+same tokenizer check for the real tokenizers REAL_TOKENIZERS (Llama 3 and 3.1 from
+$KILN_EXTERNAL_FIXTURES/tokenizers, Qwen3 and Mistral 7B from tests/data/tokenizers), each
+exported beside llama3_tiny's weights and checked on the test strings and the 169 texts of the
+fixture's golden.jsonl; hashes, counts and the differing texts are recorded, no ids.
 Logits are rounded to 7 significant digits, margins to 6. Nothing here holds a path or a time.
 """
 import argparse
@@ -51,7 +52,8 @@ import openvino_tokenizer_oracle as tokenizer_oracle  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "openvino" / "exports" / "golden.json"
 TOKENIZERS_OUT = ROOT / "tests" / "data" / "openvino" / "exports" / "tokenizers.json"
-EXTERNAL_TOKENIZERS = ["llama3", "llama3_1", "qwen3"]
+# Real tokenizers: tests/data/tokenizers/<name>, else $KILN_EXTERNAL_FIXTURES/tokenizers/<name>.
+REAL_TOKENIZERS = ["llama3", "llama3_1", "qwen3", "mistral7b"]
 CKPT = ROOT / "tests" / "data" / "checkpoints"
 
 PROMPT = "The cat"
@@ -138,12 +140,21 @@ def genai_text(model_dir):
     return str(pipe.generate(PROMPT, cfg))
 
 
-def external_tokenizer(kiln, name, fixtures, work):
+def tokenizer_fixture(name):
+    committed = ROOT / "tests" / "data" / "tokenizers" / name
+    if committed.is_dir():
+        return committed
+    external = os.environ.get("KILN_EXTERNAL_FIXTURES")
+    if external and (pathlib.Path(external) / "tokenizers" / name).is_dir():
+        return pathlib.Path(external) / "tokenizers" / name
+    return None
+
+
+def real_tokenizer(kiln, name, src, work):
     """llama3_tiny's weights with a real tokenizer beside them: only the tokenizer is checked."""
     import gzip
     ckpt = work / f"ckpt-{name}"
     shutil.copytree(CKPT / "llama3_tiny", ckpt)
-    src = fixtures / "tokenizers" / name
     for f in ("tokenizer.json", "tokenizer_config.json"):
         if (src / f).exists():
             shutil.copy(src / f, ckpt / f)
@@ -192,17 +203,18 @@ def main():
     kiln = pathlib.Path(args.kiln).resolve()
     with tempfile.TemporaryDirectory() as tmp:
         golden = {name: goldens_for(kiln, name, pathlib.Path(tmp)) for name in CASES}
-        fixtures = os.environ.get("KILN_EXTERNAL_FIXTURES")
         external = {}
-        if fixtures:
-            external = {n: external_tokenizer(kiln, n, pathlib.Path(fixtures), pathlib.Path(tmp))
-                        for n in EXTERNAL_TOKENIZERS}
-        else:
-            print("KILN_EXTERNAL_FIXTURES is not set: the real tokenizers are not checked", flush=True)
+        for n in REAL_TOKENIZERS:
+            src = tokenizer_fixture(n)
+            if src is None:
+                print(f"{n}: not in tests/data/tokenizers and KILN_EXTERNAL_FIXTURES is not set: not checked",
+                      flush=True)
+                continue
+            external[n] = real_tokenizer(kiln, n, src, pathlib.Path(tmp))
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(golden, indent=1) + "\n")
     print(f"wrote {OUT.relative_to(ROOT)}")
-    if external:
+    if set(external) == set(REAL_TOKENIZERS):
         TOKENIZERS_OUT.write_text(json.dumps(external, indent=1) + "\n")
         print(f"wrote {TOKENIZERS_OUT.relative_to(ROOT)}")
     bad = [n for n, g in golden.items() if not (g["tokenizer_matches_hf"] and g["detokenizer_matches_hf"])]

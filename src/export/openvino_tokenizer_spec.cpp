@@ -18,11 +18,12 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::int64_t kMaxLength = std::numeric_limits<std::int32_t>::max();
+constexpr const char* kSpiece = "\xe2\x96\x81";  // U+2581, SentencePiece's space
 
 [[noreturn]] void refuse(std::string_view field, const Json& value, std::string_view why) {
   fail(ErrorKind::kUnsupported,
        "tokenizer.json: {} is {}: {}; kiln writes OpenVINO tokenizer models for byte-level BPE (Llama 3, Qwen2, "
-       "Qwen3) only",
+       "Qwen3) and SentencePiece-style BPE (Llama 2, Mistral) only",
        field, value.dump().substr(0, 200), why);
 }
 
@@ -42,7 +43,8 @@ std::string token_bytes(const std::string& token) {
 void read_model(const tok::TokenizerJson& doc, OvTokenizerSpec& spec) {
   const Json& model = doc.root.at("model");
   if (type_of(model) != "BPE") refuse("model.type", model.value("type", Json()), "not BPE");
-  if (model.value("byte_fallback", false)) refuse("model.byte_fallback", true, "SentencePiece-style BPE");
+  spec.kind = model.value("byte_fallback", false) ? OvTokenizerKind::kSentencePiece : OvTokenizerKind::kByteLevel;
+  const bool byte_level = spec.kind == OvTokenizerKind::kByteLevel;
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     if (model.contains(key) && !model[key].is_null() && model[key] != "")
       refuse(fmt::format("model.{}", key), model[key], "not supported");
@@ -55,12 +57,13 @@ void read_model(const tok::TokenizerJson& doc, OvTokenizerSpec& spec) {
   spec.model_vocab_size = doc.bpe.vocab.size();
   spec.vocab.resize(static_cast<std::size_t>(size));
   for (std::size_t e = 0; e < doc.bpe.vocab.size(); ++e) {
-    spec.vocab[static_cast<std::size_t>(doc.bpe.vocab.id(e))] = token_bytes(doc.bpe.vocab.token(e));
+    const std::string& token = doc.bpe.vocab.token(e);
+    spec.vocab[static_cast<std::size_t>(doc.bpe.vocab.id(e))] = byte_level ? token_bytes(token) : token;
   }
   spec.merges.reserve(doc.bpe.merges.size());
   for (std::size_t r = 0; r < doc.bpe.merges.size(); ++r) {
-    spec.merges.emplace_back(token_bytes(std::string(doc.bpe.merges.left(r))),
-                             token_bytes(std::string(doc.bpe.merges.right(r))));
+    std::string left(doc.bpe.merges.left(r)), right(doc.bpe.merges.right(r));
+    spec.merges.emplace_back(byte_level ? token_bytes(left) : left, byte_level ? token_bytes(right) : right);
   }
 }
 
@@ -81,7 +84,34 @@ void read_added_tokens(const Json& list, OvTokenizerSpec& spec) {
   }
 }
 
+// The normalizer, pre-tokenizer and decoder of SentencePiece-style BPE as Hugging Face converts
+// it: Sequence [Prepend "▁", Replace " " -> "▁"], none, Sequence [Replace "▁" -> " ", ByteFallback,
+// Fuse, Strip one leading space].
+void check_sentencepiece_pipeline(const Json& root) {
+  const Json spm_normalizer = {{"type", "Sequence"},
+                               {"normalizers",
+                                {{{"type", "Prepend"}, {"prepend", kSpiece}},
+                                 {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", kSpiece}}}}};
+  const Json spm_decoder = {{"type", "Sequence"},
+                            {"decoders",
+                             {{{"type", "Replace"}, {"pattern", {{"String", kSpiece}}}, {"content", " "}},
+                              {{"type", "ByteFallback"}},
+                              {{"type", "Fuse"}},
+                              {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}};
+  const Json& normalizer = root.value("normalizer", Json());
+  if (normalizer != spm_normalizer)
+    refuse("normalizer", normalizer, "byte_fallback BPE needs Prepend + Replace of \"▁\"");
+  const Json& pre = root.value("pre_tokenizer", Json());
+  if (!pre.is_null()) refuse("pre_tokenizer", pre, "byte_fallback BPE needs none");
+  const Json& decoder = root.value("decoder", Json());
+  if (decoder != spm_decoder) refuse("decoder", decoder, "byte_fallback BPE needs Replace, ByteFallback, Fuse, Strip");
+}
+
 void read_normalizer_and_split(const Json& root, OvTokenizerSpec& spec) {
+  if (spec.kind == OvTokenizerKind::kSentencePiece) {
+    check_sentencepiece_pipeline(root);
+    return;
+  }
   const Json& normalizer = root.value("normalizer", Json());
   if (!normalizer.is_null()) {
     if (type_of(normalizer) != "NFC") refuse("normalizer", normalizer, "only NFC (or none) is supported");
@@ -176,7 +206,7 @@ void read_config(const fs::path& dir, OvTokenizerSpec& spec) {
     max_length = it->get<double>() < static_cast<double>(kMaxLength) ? it->get<std::int64_t>() : kMaxLength;
   }
   const auto added = static_cast<std::int64_t>(spec.prefix_ids.size() + spec.suffix_ids.size());
-  spec.max_length = max_length < kMaxLength ? std::max<std::int64_t>(max_length - added, 0) : kMaxLength;
+  spec.max_length = std::max<std::int64_t>(max_length - added, 0);
   spec.pad_right = config.json.value("padding_side", std::string("right")) != "left";
 }
 

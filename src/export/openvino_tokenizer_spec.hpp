@@ -1,5 +1,6 @@
 // What OpenVINO's tokenizer graphs need from a Hugging Face tokenizer: the vocabulary and merges as
-// raw bytes (byte-level BPE's alphabet undone), the added tokens, the pre-tokenizer's regex, the
+// raw bytes (byte-level BPE's alphabet undone; SentencePiece-style pieces as they are, with "▁"
+// and <0xNN> byte tokens), the added tokens, the pre-tokenizer's regex, the
 // special tokens the post-processor puts around the text, and tokenizer_config.json's ids and
 // template. Reading it is where an unsupported tokenizer is refused, before any graph is built.
 #pragma once
@@ -19,7 +20,13 @@ struct OvAddedToken {
   bool special = false;
 };
 
+// Byte-level BPE (GPT-2's alphabet, a regex pre-tokenizer: Llama 3, Qwen2 / 3) or
+// SentencePiece-style BPE (spaces as "▁", a "▁" prepended, unknown bytes as <0xNN>: Llama 2,
+// Mistral).
+enum class OvTokenizerKind { kByteLevel, kSentencePiece };
+
 struct OvTokenizerSpec {
+  OvTokenizerKind kind = OvTokenizerKind::kByteLevel;
   std::vector<std::string> vocab;                           // [max id + 1] bytes of each id; "" for a gap
   std::size_t model_vocab_size = 0;                         // model.vocab entries, added tokens aside
   std::vector<std::pair<std::string, std::string>> merges;  // in rank order, as bytes
@@ -30,7 +37,7 @@ struct OvTokenizerSpec {
   std::string processed_template;                           // GenAI's processed_post_processor_template
   std::optional<std::int32_t> bos_token_id, eos_token_id, pad_token_id;
   std::string chat_template;
-  std::int64_t max_length = 0;  // model_max_length less the post-processor's tokens, at most INT32_MAX
+  std::int64_t max_length = 0;  // min(model_max_length, INT32_MAX) less the post-processor's tokens
   bool pad_right = true;
 };
 

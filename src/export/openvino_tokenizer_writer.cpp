@@ -15,7 +15,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::int64_t kDyn = -1;
-const OvTensorType kRagged{"i32", {kDyn}};  // begins, ends, ids or string offsets
+constexpr const char* kSpiece = "\xe2\x96\x81";  // U+2581, SentencePiece's space
+const OvTensorType kRagged{"i32", {kDyn}};       // begins, ends, ids or string offsets
 const OvTensorType kChars{"u8", {kDyn}};
 const OvTensorType kFlags{"boolean", {kDyn}};
 
@@ -107,24 +108,39 @@ OvGraphWriter tokenizer_graph(const OvTokenizerSpec& spec) {
       g.multi_op("SpecialTokensSplit", "extension", {},
                  {row_begins, row_ends, strings[0], strings[1], strings[2], g.u8_constant(added_tokens_regex(spec))},
                  {kRagged, kRagged, kRagged, kRagged, kChars, kFlags});
-  if (spec.nfc) {
-    const std::vector<OvPort> normalized =
-        g.multi_op("CharsMapNormalization", "extension",
-                   {{"add_dummy_prefix", "false"},
-                    {"remove_extra_whitespaces", "false"},
-                    {"escape_whitespaces", "false"},
-                    {"normalization_form", "nfc"},
-                    {"case_fold", "false"},
-                    {"nmt", "false"}},
-                   {pieces[2], pieces[3], pieces[4], pieces[5]}, {kRagged, kRagged, kChars, kFlags});
-    std::copy(normalized.begin(), normalized.end(), pieces.begin() + 2);
+  const bool byte_level = spec.kind == OvTokenizerKind::kByteLevel;
+  // [rows, words of strings, ...]: what BPE runs on, the skip flags dropped.
+  std::vector<OvPort> words;
+  if (byte_level) {
+    if (spec.nfc) {
+      const std::vector<OvPort> normalized =
+          g.multi_op("CharsMapNormalization", "extension",
+                     {{"add_dummy_prefix", "false"},
+                      {"remove_extra_whitespaces", "false"},
+                      {"escape_whitespaces", "false"},
+                      {"normalization_form", "nfc"},
+                      {"case_fold", "false"},
+                      {"nmt", "false"}},
+                     {pieces[2], pieces[3], pieces[4], pieces[5]}, {kRagged, kRagged, kChars, kFlags});
+      std::copy(normalized.begin(), normalized.end(), pieces.begin() + 2);
+    }
+    std::vector<OvPort> words_in(pieces);
+    words_in.push_back(g.u8_constant(spec.split_regex));
+    words = g.multi_op("RegexSplit", "extension", {{"behaviour", "isolate"}, {"invert", "false"}, {"max_splits", "-1"}},
+                       words_in, {kRagged, kRagged, kRagged, kRagged, kChars, kFlags});
+  } else {
+    // Spaces become "▁", then one is put before each piece of text: Hugging Face's Prepend
+    // and Replace in the other order, which gives the same string.
+    const auto replace = [&](const std::vector<OvPort>& in, std::string_view search, std::string_view with) {
+      return g.multi_op("RegexNormalization", "extension", {{"global_replace", "true"}},
+                        {in[0], in[1], in[2], in[3], g.u8_constant(search), g.u8_constant(with)},
+                        {kRagged, kRagged, kChars, kFlags});
+    };
+    std::vector<OvPort> text(pieces.begin() + 2, pieces.end());
+    text = replace(text, " ", kSpiece);
+    text = replace(text, "^([\\s\\S])", std::string(kSpiece) + "$1");
+    words = {pieces[0], pieces[1], text[0], text[1], text[2], text[3]};
   }
-  std::vector<OvPort> words_in(pieces);
-  words_in.push_back(g.u8_constant(spec.split_regex));
-  const std::vector<OvPort> words =
-      g.multi_op("RegexSplit", "extension", {{"behaviour", "isolate"}, {"invert", "false"}, {"max_splits", "-1"}},
-                 words_in, {kRagged, kRagged, kRagged, kRagged, kChars, kFlags});
-
   std::vector<std::string_view> lefts, rights, added;
   for (const auto& [left, right] : spec.merges) {
     lefts.push_back(left);
@@ -145,10 +161,10 @@ OvGraphWriter tokenizer_graph(const OvTokenizerSpec& spec) {
   const auto cache = std::max<std::size_t>(20000, spec.model_vocab_size / 5);
   const std::vector<OvPort> tokens = g.multi_op("BPETokenizer", "extension",
                                                 {{"unk_token", ""},
-                                                 {"fuse_unk", "false"},
+                                                 {"fuse_unk", byte_level ? "false" : "true"},
                                                  {"suffix_indicator", ""},
                                                  {"end_suffix", ""},
-                                                 {"byte_fallback", "false"},
+                                                 {"byte_fallback", byte_level ? "false" : "true"},
                                                  {"cache_capacity", std::to_string(cache)}},
                                                 bpe_in, {kRagged, kRagged, kRagged});
 
@@ -210,10 +226,26 @@ OvGraphWriter detokenizer_graph(const OvTokenizerSpec& spec) {
   const std::vector<OvPort> pieces = g.multi_op("VocabDecoder", "extension", {{"skip_tokens", ""}},
                                                 {ids32, vocab.begins, vocab.ends, vocab.chars, g.i32_constant(skipped)},
                                                 {kRagged, kRagged, kRagged, kRagged, kChars});
-  const std::vector<OvPort> joined =
-      g.multi_op("FuzeRagged", "extension", {}, {pieces[0], pieces[1], pieces[2], pieces[3]}, {kRagged, kRagged});
-  const std::vector<OvPort> valid = g.multi_op("UTF8Validate", "extension", {{"replace_mode", "true"}},
-                                               {joined[0], joined[1], pieces[4]}, {kRagged, kRagged, kChars});
+  // [begins, ends, chars] of the decoded text, one string per row.
+  std::vector<OvPort> decoded;
+  if (spec.kind == OvTokenizerKind::kByteLevel) {
+    const std::vector<OvPort> joined =
+        g.multi_op("FuzeRagged", "extension", {}, {pieces[0], pieces[1], pieces[2], pieces[3]}, {kRagged, kRagged});
+    decoded = {joined[0], joined[1], pieces[4]};
+  } else {
+    // Replace "▁" by spaces, <0xNN> tokens by their bytes, join, strip one leading space.
+    const auto replace = [&](const std::vector<OvPort>& in, std::string_view search, std::string_view with) {
+      return g.multi_op("RegexNormalization", "extension", {{"global_replace", "true"}},
+                        {in[0], in[1], in[2], g.u8_constant(search), g.u8_constant(with)}, {kRagged, kRagged, kChars});
+    };
+    const std::vector<OvPort> spaced = replace({pieces[2], pieces[3], pieces[4]}, kSpiece, " ");
+    const std::vector<OvPort> bytes = g.multi_op("ByteFallback", "extension", {}, spaced, {kRagged, kRagged, kChars});
+    const std::vector<OvPort> joined =
+        g.multi_op("FuzeRagged", "extension", {}, {pieces[0], pieces[1], bytes[0], bytes[1]}, {kRagged, kRagged});
+    decoded = replace({joined[0], joined[1], bytes[2]}, "^ ", "");
+  }
+  const std::vector<OvPort> valid =
+      g.multi_op("UTF8Validate", "extension", {{"replace_mode", "true"}}, decoded, {kRagged, kRagged, kChars});
   const OvPort text = g.op("StringTensorPack", "opset15", "", {}, {valid[0], valid[1], valid[2]}, {"string", {kDyn}});
   g.name_output(text, "string_output");
   g.sink("Result", "opset1", "Result_string_output", {}, {text}, nullptr);

@@ -2,8 +2,9 @@
 // .bin) built from a Hugging Face tokenizer.json + tokenizer_config.json, as openvino-tokenizers'
 // `convert_tokenizer` builds them: the ops of its extension (SpecialTokensSplit, RegexSplit,
 // BPETokenizer, VocabDecoder, ...), every string table a u8 Const beside i32 begin / end offsets,
-// and the rt_info keys GenAI reads (token ids, chat template). Byte-level BPE only (Llama 3,
-// Qwen2 / 2.5 / 3): anything else is refused naming the tokenizer.json field.
+// and the rt_info keys GenAI reads (token ids, chat template). Byte-level BPE (Llama 3, Qwen2 /
+// 2.5 / 3) and SentencePiece-style BPE with byte fallback (Llama 2, Mistral); anything else is
+// refused naming the tokenizer.json field.
 #pragma once
 
 #include <cstdint>
@@ -26,9 +27,9 @@ struct OpenVinoTokenizerModels {
 };
 
 // Reads `dir`'s tokenizer.json, tokenizer_config.json and chat_template.jinja (the last two when
-// present). A tokenizer that is not byte-level BPE, or has a normalizer, pre-tokenizer,
-// post-processor or added-token rule the graph does not reproduce, is refused (kiln::Error,
-// kUnsupported) naming the field and its value.
+// present). A tokenizer of another kind, or with a normalizer, pre-tokenizer, post-processor,
+// decoder or added-token rule the graphs do not reproduce, is refused (kiln::Error, kUnsupported)
+// naming the field and its value.
 OpenVinoTokenizerModels build_openvino_tokenizers(const std::filesystem::path& dir);
 
 // Writes the four files into `dir` (an existing directory).
