@@ -68,7 +68,6 @@ void read_model(const tok::TokenizerJson& doc, OvTokenizerSpec& spec) {
 }
 
 void read_added_tokens(const Json& list, OvTokenizerSpec& spec) {
-  if (list.is_null()) return;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const JsonFields fields(list[i], fmt::format("tokenizer.json: added_tokens[{}]", i));
     for (const char* rule : {"single_word", "lstrip", "rstrip"}) {
@@ -82,6 +81,9 @@ void read_added_tokens(const Json& list, OvTokenizerSpec& spec) {
     spec.vocab[static_cast<std::size_t>(token.id)] = token.content;
     spec.added.push_back(std::move(token));
   }
+  // NOTE: the graph cuts added tokens out first, with an alternation of them; an empty one would
+  // match everywhere. Tokenizers without any are rare enough to leave to convert_tokenizer.
+  if (spec.added.empty()) refuse("added_tokens", list, "empty: the graph needs at least one");
 }
 
 // The normalizer, pre-tokenizer and decoder of SentencePiece-style BPE as Hugging Face converts

@@ -176,7 +176,8 @@ TEST(OpenVinoExportCli, FromACheckpointAndFromAKilnIr) {
   r = testing::run_kiln(
       {"export", "--model", (tmp.path() / "ir").string(), (tmp.path() / "ov2").string(), "--format", "openvino"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* file : {"openvino_model.xml", "openvino_model.bin", "config.json", "tokenizer.json"}) {
+  for (const char* file : {"openvino_model.xml", "openvino_model.bin", "config.json", "tokenizer.json",
+                           "openvino_tokenizer.xml", "openvino_tokenizer.bin", "openvino_detokenizer.bin"}) {
     EXPECT_EQ(read_file(tmp.path() / "ov" / file), read_file(tmp.path() / "ov2" / file)) << file;
   }
   // Nothing but the OpenVINO directories is left beside them.

@@ -74,6 +74,7 @@ TEST(OpenVinoTokenizerWriter, ATokenizerItHasNoGraphForIsRefusedNamingTheField) 
   const std::vector<std::pair<std::string, Json>> edits = {
       {"normalizer", Json{{"type", "Lowercase"}}},
       {"decoder", Json{{"type", "Metaspace"}}},
+      {"added_tokens", Json::array()},
   };
   for (const auto& [field, value] : edits) {
     testing::TempDir tmp;
