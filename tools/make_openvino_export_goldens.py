@@ -24,6 +24,10 @@ openvino <args>` in a scratch directory, then:
     `genai_matches_stepwise` says whether the SDPA run equals greedy_ids; `genai_text` is the
     pipeline's text for the text prompt and `genai_text_matches` whether it is Hugging Face
     `tokenizers`' decode of greedy_ids;
+  - for phi3_tiny, `longrope_vs_optimum`: OpenVINO on kiln's graph against OpenVINO on
+    optimum-cli's export of the same checkpoint and format (tests/data/openvino/models) at
+    contexts past original_max_position_embeddings, where LongRoPE takes the long factors and
+    kiln's forward refuses;
   - the tokenizer models kiln wrote (tools/openvino_tokenizer_oracle.py): their sha256, and per
     test string the ids and decoded text of OpenVINO running them, checked against Hugging Face
     `tokenizers` on the same tokenizer.json.
@@ -129,6 +133,33 @@ def genai_greedy(model_dir, prompt_ids, backend):
     return [int(t) for t in res.tokens[0]]
 
 
+def longrope_cross_check(out, optimum_dir):
+    """Phi-3's LongRoPE past original_max_position_embeddings, where kiln's forward refuses to go:
+    OpenVINO on kiln's graph against OpenVINO on optimum-cli's export of the same checkpoint
+    (its own int4 rounding, so not equal) at contexts on both sides of the factor switch, and how
+    far the switch itself moves kiln's logits (what a wrong long branch would show)."""
+    import openvino as ov
+    core = ov.Core()
+    kiln_cm = core.compile_model(str(out / "openvino_model.xml"), "CPU", OV_PROPS)
+    optimum_cm = core.compile_model(str(optimum_dir / "openvino_model.xml"), "CPU", OV_PROPS)
+    original = json.loads((out / "config.json").read_text())["rope_scaling"]["original_max_position_embeddings"]
+    ids = np.random.default_rng(0).integers(1, 300, size=original + 44).tolist()
+
+    def logits(cm, n):
+        req = cm.create_infer_request()
+        req.infer({"input_ids": np.array([ids[:n]], np.int64), "attention_mask": np.ones((1, n), np.int64),
+                   "position_ids": np.arange(n, dtype=np.int64)[None], "beam_idx": np.zeros(1, np.int32)})
+        return req.get_tensor("logits").data[0].copy()
+
+    contexts = [original - 6, original + 1, original + 44]
+    diffs = [float(np.abs(logits(kiln_cm, n)[-1] - logits(optimum_cm, n)[-1]).max()) for n in contexts]
+    switch = float(np.abs(logits(kiln_cm, original + 1)[original - 1] - logits(kiln_cm, original)[original - 1]).max())
+    print(f"  LongRoPE: kiln vs optimum graph max |diff| {diffs} at contexts {contexts}; the factor switch "
+          f"moves logits by {switch:.3g}", flush=True)
+    return {"contexts": contexts, "max_abs_diff_vs_optimum": [float(f"{d:.4g}") for d in diffs],
+            "factor_switch_max_abs_diff": float(f"{switch:.4g}")}
+
+
 def genai_text(model_dir):
     import openvino_genai as genai
     pipe = genai.LLMPipeline(str(model_dir), "CPU", ATTENTION_BACKEND="SDPA", **OV_PROPS)
@@ -180,6 +211,9 @@ def goldens_for(kiln, name, work):
     g["greedy_ids"] = ids
     g["greedy_margins"] = [float(f"{m:.6g}") for m in margins]
     g.update(tokenizer_oracle.check(out, record_ids=True))
+    optimum_dir = ROOT / "tests" / "data" / "openvino" / "models" / name
+    if CASES[name][0] == "phi3_tiny" and optimum_dir.is_dir():
+        g["longrope_vs_optimum"] = longrope_cross_check(out, optimum_dir)
     # GenAI on kiln's directory as written: its own tokenizer models, no convert_tokenizer.
     g["genai_greedy_ids"] = genai_greedy(out, prompt_ids, "SDPA")
     g["genai_text"] = genai_text(out)
