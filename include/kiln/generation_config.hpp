@@ -27,12 +27,23 @@ enum class StopCriteria : std::uint8_t {
 // Constrained generation: the output is a sentence of one grammar, given as exactly one of these
 // (OpenVINO GenAI's StructuredOutputConfig, with vLLM's choice and OpenAI's json_object). The
 // model's stop tokens end the output only where the grammar accepts it as a whole.
+// One tagged JSON value: `begin`, then JSON valid against `json_schema`, then `end`. A tool call
+// is one: begin "<tool_call>\n{\"name\": \"f\", \"arguments\": ", the function's parameters,
+// end "}\n</tool_call>".
+struct KILN_API StructuralTag {
+  std::string begin;
+  std::string json_schema;
+  std::string end;
+};
+
 struct KILN_API StructuredOutputConfig {
   std::optional<std::string> json_schema;  // JSON Schema text
   std::optional<std::string> regex;        // the whole output matches it
   std::optional<std::string> grammar;      // GBNF (llama.cpp's dialect); the rule `root` is the output
   std::vector<std::string> choice;         // the output is exactly one of these strings
   bool json_object = false;                // any JSON object (OpenAI's response_format json_object)
+  // The output is exactly one of these tags (no free text around it: triggers are not supported).
+  std::vector<StructuralTag> structural_tags;
 
   // Throws kiln::Error unless exactly one is set.
   void validate() const;

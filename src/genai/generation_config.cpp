@@ -71,10 +71,12 @@ void GenerationConfig::validate() const {
 
 void StructuredOutputConfig::validate() const {
   const int set = int(json_schema.has_value()) + int(regex.has_value()) + int(grammar.has_value()) +
-                  int(!choice.empty()) + int(json_object);
+                  int(!choice.empty()) + int(json_object) + int(!structural_tags.empty());
   if (set != 1) {
-    fail("StructuredOutputConfig: set exactly one of json_schema, regex, grammar, choice and json_object ({} set)",
-         set);
+    fail(
+        "StructuredOutputConfig: set exactly one of json_schema, regex, grammar, choice, json_object and "
+        "structural_tags ({} set)",
+        set);
   }
 }
 

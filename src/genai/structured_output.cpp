@@ -11,6 +11,11 @@ grammar::GrammarSource grammar_source(const StructuredOutputConfig& c) {
   if (c.regex) return {Kind::kRegex, *c.regex, {}};
   if (c.grammar) return {Kind::kGbnf, *c.grammar, {}};
   if (!c.choice.empty()) return {Kind::kChoice, {}, c.choice};
+  if (!c.structural_tags.empty()) {
+    grammar::GrammarSource source{Kind::kTags, {}, {}};
+    for (const StructuralTag& tag : c.structural_tags) source.tags.push_back({tag.begin, tag.json_schema, tag.end});
+    return source;
+  }
   return {Kind::kJsonObject, {}, {}};
 }
 

@@ -50,6 +50,12 @@ std::string source_key(const GrammarSource& source) {
     key += '\0';
     key += choice;
   }
+  for (const TaggedSchema& tag : source.tags) {
+    for (const std::string* part : {&tag.begin, &tag.schema, &tag.end}) {
+      key += '\0';
+      key += *part;
+    }
+  }
   return key;
 }
 
@@ -73,6 +79,7 @@ RuleSet source_rules(const GrammarSource& source) {
     case GrammarSource::Kind::kJsonObject: return json_object_rules();
     case GrammarSource::Kind::kRegex: return regex_to_rules(source.text);
     case GrammarSource::Kind::kGbnf: return parse_gbnf(source.text);
+    case GrammarSource::Kind::kTags: return tagged_schema_rules(source.tags);
     case GrammarSource::Kind::kChoice: {
       if (source.choices.empty()) fail("choice: at least one choice is needed");
       std::vector<ExprPtr> alternatives;

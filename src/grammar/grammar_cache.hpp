@@ -8,15 +8,17 @@
 #include <vector>
 
 #include "grammar/compiled_grammar.hpp"
+#include "grammar/json_schema.hpp"
 #include "kiln/tokenizer.hpp"
 
 namespace kiln::grammar {
 
 struct GrammarSource {
-  enum class Kind : std::uint8_t { kJsonSchema, kJsonObject, kRegex, kGbnf, kChoice };
+  enum class Kind : std::uint8_t { kJsonSchema, kJsonObject, kRegex, kGbnf, kChoice, kTags };
   Kind kind = Kind::kJsonObject;
   std::string text;                  // the schema, regex or grammar
   std::vector<std::string> choices;  // kChoice: the output is exactly one of these
+  std::vector<TaggedSchema> tags;    // kTags: the output is exactly one of these
 };
 
 // The front end's rules for `source` (throws kiln::Error naming the place of a mistake).

@@ -40,19 +40,28 @@ const std::map<std::string, std::string, std::less<>> kFormats = {
 
 class SchemaConverter {
  public:
-  explicit SchemaConverter(const Schema& root) : root_(root) {
+  SchemaConverter() {
     add("json-ws", repeat(char_class({{' ', ' '}, {'\n', '\n'}, {'\r', '\r'}, {'\t', '\t'}}), 0, kMaxWhitespace));
   }
 
-  RuleSet convert() {
-    add("root", value(root_, "#"));
+  // The rule `scope`root for `schema`, whose own $refs ("#", "#/$defs/...") resolve within it;
+  // errors name places as `where`#/... (the schemas of one grammar get different scopes).
+  ExprPtr schema_rule(const Schema& schema, const std::string& scope, const std::string& where) {
+    root_ = &schema;
+    scope_ = scope;
+    add(scope + "root", value(schema, where + "#"));
+    return rule_ref(scope + "root");
+  }
+
+  RuleSet finish(ExprPtr root) && {
+    add("output", std::move(root));
+    rules_.root = "output";
     return std::move(rules_);
   }
 
-  RuleSet any_object() {
+  RuleSet any_object() && {
     add_json_value_rules();
-    add("root", rule_ref("json-object"));
-    return std::move(rules_);
+    return std::move(*this).finish(rule_ref("json-object"));
   }
 
  private:
@@ -164,17 +173,18 @@ class SchemaConverter {
   ExprPtr reference(const Schema& ref, const std::string& path) {
     if (!ref.is_string()) invalid(path + "/$ref", "must be a string");
     const std::string target = ref.get<std::string>();
-    if (target == "#") return rule_ref("root");
+    if (target == "#") return rule_ref(scope_ + "root");
     for (const std::string prefix : {"#/$defs/", "#/definitions/"}) {
       if (!target.starts_with(prefix)) continue;
       const std::string name = target.substr(prefix.size());
-      const std::string rule = "def-" + name;
+      const std::string rule = scope_ + "def-" + name;
       if (!defined_.insert(rule).second) return rule_ref(rule);
       const std::string section = prefix.substr(2, prefix.size() - 3);
-      if (!root_.contains(section) || !root_.at(section).is_object() || !root_.at(section).contains(name)) {
+      const Schema& root = *root_;
+      if (!root.contains(section) || !root.at(section).is_object() || !root.at(section).contains(name)) {
         invalid(path + "/$ref", fmt::format("'{}' is not defined", target));
       }
-      add(rule, value(root_.at(section).at(name), target));
+      add(rule, value(root.at(section).at(name), target));
       return rule_ref(rule);
     }
     unsupported("$ref (other than #, #/$defs/... and #/definitions/...)", path);
@@ -356,28 +366,47 @@ class SchemaConverter {
                                                                      "maxContains",
                                                                      "unevaluatedItems"};
 
-  const Schema& root_;
-  RuleSet rules_{{}, "root"};
+  const Schema* root_ = nullptr;
+  std::string scope_;
+  RuleSet rules_;
   std::set<std::string> defined_;
   bool have_json_value_ = false;
   int objects_ = 0;
 };
 
+Schema parse_schema(std::string_view text, std::string_view where) {
+  try {
+    return Schema::parse(text);
+  } catch (const Schema::parse_error& e) {
+    fail("json_schema{}: not valid JSON: {}", where, e.what());
+  }
+}
+
 }  // namespace
 
 RuleSet json_schema_rules(std::string_view schema_text) {
-  Schema schema;
-  try {
-    schema = Schema::parse(schema_text);
-  } catch (const Schema::parse_error& e) {
-    fail("json_schema: not valid JSON: {}", e.what());
-  }
-  return SchemaConverter(schema).convert();
+  const Schema schema = parse_schema(schema_text, "");
+  SchemaConverter converter;
+  ExprPtr root = converter.schema_rule(schema, "", "");
+  return std::move(converter).finish(std::move(root));
 }
 
-RuleSet json_object_rules() {
-  const Schema empty = Schema::object();
-  return SchemaConverter(empty).any_object();
+RuleSet tagged_schema_rules(const std::vector<TaggedSchema>& tags) {
+  if (tags.empty()) fail("structural_tags: at least one tag is needed");
+  std::vector<Schema> schemas;
+  for (std::size_t i = 0; i < tags.size(); ++i) {
+    schemas.push_back(parse_schema(tags[i].schema, fmt::format(" of structural_tags[{}]", i)));
+  }
+  SchemaConverter converter;
+  std::vector<ExprPtr> alternatives;
+  for (std::size_t i = 0; i < tags.size(); ++i) {
+    const std::string scope = fmt::format("tag{}-", i);
+    ExprPtr value = converter.schema_rule(schemas[i], scope, fmt::format("structural_tags[{}]", i));
+    alternatives.push_back(sequence({literal(tags[i].begin), std::move(value), literal(tags[i].end)}));
+  }
+  return std::move(converter).finish(alternation(std::move(alternatives)));
 }
+
+RuleSet json_object_rules() { return SchemaConverter().any_object(); }
 
 }  // namespace kiln::grammar

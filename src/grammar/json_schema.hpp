@@ -6,7 +6,9 @@
 // that exactly one branch matches.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "grammar/grammar_expr.hpp"
 
@@ -17,5 +19,14 @@ namespace kiln::grammar {
 RuleSet json_schema_rules(std::string_view schema_text);
 // Any JSON object (OpenAI's response_format json_object).
 RuleSet json_object_rules();
+
+// One of several tagged values, each its `begin` text, JSON valid against its schema, its `end`
+// text (a tool call among the tools). Errors name the tag ("structural_tags[1]#/properties/x").
+struct TaggedSchema {
+  std::string begin;
+  std::string schema;
+  std::string end;
+};
+RuleSet tagged_schema_rules(const std::vector<TaggedSchema>& tags);
 
 }  // namespace kiln::grammar

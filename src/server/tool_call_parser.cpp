@@ -399,15 +399,51 @@ std::unique_ptr<ToolCallParser> make_tool_call_parser(ToolCallFormat format, boo
   return nullptr;
 }
 
-std::string tool_call_prefill(ToolCallFormat format, const std::string& name) {
-  // Names are checked to be [A-Za-z0-9_-]: no escaping is needed.
-  const std::string call = name.empty() ? "{\"name\": \"" : "{\"name\": \"" + name + "\", ";
+namespace {
+
+// The key a call's arguments come under, after its name.
+std::string arguments_key(ToolCallFormat format) {
+  return format == ToolCallFormat::kLlama3Json ? "\"parameters\": " : "\"arguments\": ";
+}
+
+// What closes a call after its arguments.
+std::string call_closing(ToolCallFormat format) {
   switch (format) {
-    case ToolCallFormat::kHermes: return "<tool_call>\n" + call + (name.empty() ? "" : "\"arguments\": ");
-    case ToolCallFormat::kLlama3Json: return call + (name.empty() ? "" : "\"parameters\": ");
-    case ToolCallFormat::kMistral: return "[TOOL_CALLS][" + call + (name.empty() ? "" : "\"arguments\": ");
+    case ToolCallFormat::kHermes: return "}\n</tool_call>";
+    case ToolCallFormat::kLlama3Json: return "}";
+    case ToolCallFormat::kMistral: return "}]";
   }
   return {};
+}
+
+}  // namespace
+
+std::string tool_call_prefill(ToolCallFormat format, const std::string& name) {
+  // Names are checked to be [A-Za-z0-9_-]: no escaping is needed.
+  const std::string call = name.empty() ? "{\"name\": \"" : "{\"name\": \"" + name + "\", " + arguments_key(format);
+  switch (format) {
+    case ToolCallFormat::kHermes: return "<tool_call>\n" + call;
+    case ToolCallFormat::kLlama3Json: return call;
+    case ToolCallFormat::kMistral: return "[TOOL_CALLS][" + call;
+  }
+  return {};
+}
+
+StructuredOutputConfig forced_tool_call(ToolCallFormat format, const nlohmann::ordered_json& tools,
+                                        const std::string& name) {
+  StructuredOutputConfig config;
+  for (const auto& tool : tools) {
+    const auto& function = tool.at("function");
+    const std::string tool_name = function.at("name").get<std::string>();
+    if (!name.empty() && tool_name != name) continue;
+    // OpenAI: a function without parameters takes none.
+    const std::string parameters =
+        function.contains("parameters") ? function.at("parameters").dump() : R"({"type": "object", "properties": {}})";
+    // After the prefill: the rest of the name (any tool) or nothing more (the named one).
+    const std::string begin = name.empty() ? tool_name + "\", " + arguments_key(format) : "";
+    config.structural_tags.push_back({begin, parameters, call_closing(format)});
+  }
+  return config;
 }
 
 }  // namespace kiln::server

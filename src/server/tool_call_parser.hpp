@@ -18,6 +18,10 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "kiln/generation_config.hpp"
+
 namespace kiln::server {
 
 enum class ToolCallFormat { kHermes, kLlama3Json, kMistral };
@@ -52,5 +56,11 @@ std::unique_ptr<ToolCallParser> make_tool_call_parser(ToolCallFormat format, boo
 // The text that starts the assistant's answer so that it must call a tool: `name`, or any tool
 // when it is empty. The model continues from it; the parser reads it first, as if generated.
 std::string tool_call_prefill(ToolCallFormat format, const std::string& name);
+
+// A forced call, enforced: after the prefill, the rest of one call to `name` (or, when it is
+// empty, to any of `tools`) whose arguments are JSON valid against the tool's parameters, then
+// the call's closing text. `tools` is the request's array of function tools.
+StructuredOutputConfig forced_tool_call(ToolCallFormat format, const nlohmann::ordered_json& tools,
+                                        const std::string& name);
 
 }  // namespace kiln::server

@@ -72,6 +72,24 @@ TEST(JsonSchema, StringLengthsAndPatterns) {
   EXPECT_FALSE(matches(pattern, R"("AB-12")"));
 }
 
+TEST(JsonSchema, TaggedSchemasAreOneOfTheirTags) {
+  const Grammar g = lower(tagged_schema_rules(
+      {{"a\", \"arguments\": ", R"({"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]})",
+        "}\n</tool_call>"},
+       {"b\", \"arguments\": ", R"({"$defs": {"n": {"type": "null"}}, "$ref": "#/$defs/n"})", "}\n</tool_call>"}}));
+  EXPECT_TRUE(matches(g, "a\", \"arguments\": {\"x\": 1}}\n</tool_call>"));
+  EXPECT_TRUE(matches(g, "b\", \"arguments\": null}\n</tool_call>"));
+  EXPECT_FALSE(matches(g, "a\", \"arguments\": null}\n</tool_call>"));
+  EXPECT_FALSE(matches(g, "b\", \"arguments\": {\"x\": 1}}\n</tool_call>"));
+  EXPECT_FALSE(matches(g, "a\", \"arguments\": {\"x\": 1}}"));
+  try {
+    tagged_schema_rules({{"", R"({"type": "object"})", ""}, {"", R"({"type": "number", "minimum": 0})", ""}});
+    ADD_FAILURE() << "minimum accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'minimum' at structural_tags[1]#"), std::string::npos) << e.what();
+  }
+}
+
 TEST(JsonSchema, ErrorsNameTheKeywordAndWhere) {
   EXPECT_NE(error_of(R"({"type": "object", "properties": {"a": {"type": "integer", "minimum": 3}}})")
                 .find("keyword 'minimum' at #/properties/a is not supported"),

@@ -52,8 +52,9 @@ TOOLS = [
 QUESTION = user("What is the weather in Paris, and what time is it?")
 
 # What each way of asking must answer: (content, [(tool name, arguments as JSON)], finish_reason).
-# Named: the server prefills '<tool_call>\n{"name": "get_time", "arguments": ' and the model goes on
-# from that space with P2, the first call's arguments; OpenAI ends a forced named call with "stop".
+# Named: the server prefills '<tool_call>\n{"name": "get_time", "arguments": ' and the model would go
+# on from that space with P2, the weather call's arguments; the call's grammar holds it to get_time's
+# parameters (none), so the arguments are {}. OpenAI ends a forced named call with "stop".
 BOTH_CALLS = (P0, [("get_weather", WEATHER_ARGS), ("get_time", {})], "tool_calls")
 CASES = {
     "default": ({"tools": TOOLS}, BOTH_CALLS),
@@ -62,7 +63,7 @@ CASES = {
     "none": ({"tools": TOOLS, "tool_choice": "none"}, (SCRIPT, [], "stop")),
     "no_tools": ({}, (SCRIPT, [], "stop")),
     "named": ({"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "get_time"}}},
-              ("", [("get_time", WEATHER_ARGS)], "stop")),
+              ("", [("get_time", {})], "stop")),
     "not_parallel": ({"tools": TOOLS, "parallel_tool_calls": False},
                      (P0, [("get_weather", WEATHER_ARGS)], "tool_calls")),
 }
@@ -263,15 +264,35 @@ def test_sampled_answers_are_the_script(tool_client):
 
 
 def test_required_forces_a_call(tool_client):
-    # The server starts the answer with '<tool_call>\n{"name": "', and the fixture continues a quote
-    # with 'get_time", "arguments": {"tz": "UTC"}}\n</tool_call>'.
+    # The server starts the answer with '<tool_call>\n{"name": "'; the call's grammar lets the model
+    # name either tool and holds the arguments to that tool's parameters (PyPI jsonschema checks).
     r = tool_client.chat.completions.create(**request("auto", tool_choice="required"))
     calls = r.choices[0].message.tool_calls
     assert calls, "tool_choice 'required' must answer with a tool call"
     check_ids(calls)
-    assert [(tc.function.name, json.loads(tc.function.arguments)) for tc in calls] == [("get_time", {"tz": "UTC"})]
+    parameters = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
+    for call in calls:
+        jsonschema.validate(json.loads(call.function.arguments), parameters[call.function.name])
     assert r.choices[0].message.content is None
     assert r.choices[0].finish_reason == "tool_calls"
+
+
+def test_a_forced_call_follows_its_parameters(tool_client):
+    # Named get_weather: the fixture's own arguments fit get_weather's parameters and are kept; the
+    # oracle is PyPI jsonschema on the tool's parameters.
+    r = tool_client.chat.completions.create(**request("auto", tool_choice={"type": "function",
+                                                                           "function": {"name": "get_weather"}}))
+    (call,) = r.choices[0].message.tool_calls
+    assert call.function.name == "get_weather"
+    arguments = json.loads(call.function.arguments)
+    jsonschema.validate(arguments, TOOLS[0]["function"]["parameters"])
+    assert arguments == WEATHER_ARGS
+
+
+def test_a_forced_call_with_response_format_is_a_400(tool_http):
+    body = request("auto", tool_choice="required")
+    body["response_format"] = {"type": "json_object"}
+    assert_error(tool_http.post(CHAT, json=body), 400, "tool_choice")
 
 
 def test_response_shape(tool_http):
