@@ -14,7 +14,7 @@ constexpr std::size_t kMaxCachedMasks = 2048;
 }  // namespace
 
 GrammarVocabulary::GrammarVocabulary(const Tokenizer& tokenizer)
-    : token_bytes(tok::token_bytes(tokenizer)), trie(token_bytes), fingerprint(tokenizer.fingerprint()) {}
+    : token_bytes(tok::token_bytes(tokenizer)), trie(token_bytes) {}
 
 CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const GrammarVocabulary> vocabulary)
     : grammar_(std::move(grammar)),

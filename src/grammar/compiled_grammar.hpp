@@ -25,7 +25,6 @@ struct GrammarVocabulary {
 
   std::vector<std::optional<std::string>> token_bytes;  // nullopt or empty: never allowed
   TokenTrie trie;
-  std::string fingerprint;  // the tokenizer's
 
   std::int32_t size() const { return static_cast<std::int32_t>(token_bytes.size()); }
 };
@@ -46,7 +45,6 @@ class CompiledGrammar {
   // vocabulary, as in a padded model vocabulary, never).
   void fill_mask(State state, std::span<std::uint32_t> words);
 
-  const GrammarVocabulary& vocabulary() const { return *vocabulary_; }
   std::size_t num_states();
 
  private:
