@@ -377,7 +377,7 @@ class SchemaConverter {
 Schema parse_schema(std::string_view text, std::string_view where) {
   try {
     return Schema::parse(text);
-  } catch (const Schema::parse_error& e) {
+  } catch (const Schema::exception& e) {  // a syntax error, or a number out of range ("1E999999")
     fail("json_schema{}: not valid JSON: {}", where, e.what());
   }
 }

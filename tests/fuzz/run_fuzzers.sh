@@ -29,6 +29,6 @@ for target in tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz grammar_fuzz; do
     done
     seeds=("$build/seeds-openvino" -max_len=400000)
   fi
-  "$build/tests/fuzz/$target" "$corpus" "${seeds[@]}" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb=4096 \
+  "$build/tests/fuzz/$target" "$corpus" "${seeds[@]}" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb=4096 -error_exitcode=1 \
     -print_final_stats=1 2>&1 | tail -n 15
 done
