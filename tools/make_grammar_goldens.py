@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Token-mask goldens for kiln's grammar engine, made by xgrammar (PyPI) on real tokenizers.
 
-For each tokenizer and each constraint (a JSON schema, a regex, a GBNF grammar, a choice), a
-seeded random walk picks allowed tokens one at a time; at every step the golden records the
+For each tokenizer and each constraint (a JSON schema, a regex, a GBNF grammar, a choice, tags with
+triggers), a seeded random walk picks allowed tokens one at a time; at every step the golden records the
 allowed-token mask xgrammar computes (as the sha256 of its little-endian 32-bit words, and the
 number of allowed tokens) and the token taken. kiln's test replays each walk and must compute
 the same masks: xgrammar is the independent oracle.
@@ -14,8 +14,8 @@ the same masks: xgrammar is the independent oracle.
 A folder may hold tokenizer.json.gz instead of tokenizer.json. Where kiln deliberately accepts
 a different language than xgrammar, the constraint is left out here (see NOT_COMPARED), and where
 xgrammar would let a token make the text invalid UTF-8 (it encodes the UTF-16 surrogates D800-DFFF
-as if they were characters: after the byte ED it allows A0-BF), that token is taken out of its mask:
-kiln never lets the output stop being UTF-8. kiln also bounds a JSON number's digit runs (16, and
+as if they were characters: after the byte ED it allows A0-BF; the free text around tags takes any
+bytes), that token is taken out of its mask: kiln never lets the output stop being UTF-8. kiln also bounds a JSON number's digit runs (16, and
 3 in the exponent, as llama.cpp does; xgrammar has no bound), so the walks keep numbers short: a
 walk that has written 10 digits in a row takes a token without digits next.
 """
@@ -67,7 +67,15 @@ CONSTRAINTS = [
                                 'factor ::= [0-9]+ | "(" expr ")"\n'),
     ("gbnf_list", "gbnf", 'root ::= "- " item ("\\n- " item){0,3}\nitem ::= [A-Za-z ]{1,12}\n'),
     ("choice", "choice", json.dumps(["positive", "negative", "neutral", "pos"])),
+    # Hermes / Qwen tool calls (tool_choice auto): free text in which "<tool_call>" opens a call.
+    ("tags_tool_calls", "tags", json.dumps({"triggers": ["<tool_call>"], "tags": [
+        {"begin": '<tool_call>\n{"name": "' + name + '", "arguments": ', "schema": schema, "end": "}\n</tool_call>"}
+        for name, schema in [("get_weather", json.dumps(PERSON)), ("get_time", '{"type": "object", "properties": {}}')]]})),
 ]
+# How often a tags walk steers into a trigger instead of picking a token at random (free text
+# would almost never write one by chance), and stops where it may (free text may stop anywhere).
+TRIGGER_BIAS = 0.3
+TAGS_STOP_CHANCE = 0.05
 # Where kiln's language differs on purpose: xgrammar lets a length-limited string hold raw control
 # characters, which JSON forbids; kiln keeps such strings valid JSON (checked by the jsonschema test).
 NOT_COMPARED = {"minLength/maxLength strings"}
@@ -95,8 +103,30 @@ def compile_constraint(compiler, kind, source):
         return compiler.compile_regex(source)
     if kind == "gbnf":
         return compiler.compile_grammar(source)
+    if kind == "tags":
+        spec = json.loads(source)
+        tags = [{"type": "tag", "begin": t["begin"], "end": t["end"],
+                 "content": {"type": "json_schema", "json_schema": json.loads(t["schema"]), "max_whitespace_cnt": 20}}
+                for t in spec["tags"]]
+        return compiler.compile_structural_tag(json.dumps({"type": "structural_tag", "format": {
+            "type": "triggered_tags", "triggers": spec["triggers"], "tags": tags}}))
     choices = json.loads(source)
     return compiler.compile_grammar("root ::= " + " | ".join(json.dumps(c) for c in choices))
+
+
+def toward_trigger(text, triggers, candidates, decoded):
+    """The longest candidate that writes more of a trigger (from the longest part of one the text
+    ends in), or None."""
+    best = None
+    for trigger in triggers:
+        trigger = trigger.encode()
+        done = next(k for k in range(len(trigger), -1, -1) if text.endswith(trigger[:k]))
+        rest = trigger[done:]
+        for t in candidates:
+            b = decoded[t]
+            if b and rest.startswith(b) and (best is None or len(b) > len(decoded[best])):
+                best = t
+    return best
 
 
 def incomplete_tail(data: bytes) -> bytes:
@@ -141,7 +171,7 @@ def invalid_inside(token: bytes) -> bool:
     return breaks_utf8(b"", token[start:], whole=True)
 
 
-def walk(info, compiled, vocab_size, seed, max_steps, never):
+def walk(info, compiled, vocab_size, seed, max_steps, never, continuing, triggers=()):
     matcher = xgr.GrammarMatcher(compiled)
     rng = random.Random(seed)
     decoded = info.decoded_vocab
@@ -157,11 +187,14 @@ def walk(info, compiled, vocab_size, seed, max_steps, never):
         raw = bitmask[0].astype("<i4").tobytes()
         bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
         bits[never] = 0
+        bits[vocab_size:] = 0  # the last word's padding (xgrammar sets it where all tokens are allowed)
         tail = incomplete_tail(text)
         if tail:
             for t in np.flatnonzero(bits[:vocab_size]):
                 if int(t) not in stop_ids and breaks_utf8(tail, decoded[t]):
                     bits[t] = 0
+        else:  # xgrammar's free text (tags' triggers) takes any bytes, a stray continuation byte too
+            bits[continuing] = 0
         raw = np.packbits(bits, bitorder="little").tobytes()
         allowed = np.flatnonzero(bits[:vocab_size])
         if len(allowed) == 0:
@@ -170,8 +203,13 @@ def walk(info, compiled, vocab_size, seed, max_steps, never):
         candidates = allowed.tolist()
         if len(text) - len(text.rstrip(b"0123456789")) >= 10:
             candidates = [t for t in candidates if not any(48 <= c <= 57 for c in decoded[t])] or candidates
+        steer = None
+        if triggers and rng.random() < TRIGGER_BIAS:
+            steer = toward_trigger(text, triggers, candidates, decoded)
         # Half the time the shortest of a few allowed tokens, so walks reach the end of values.
-        if stops and rng.random() < 0.4:
+        if steer is not None:
+            token = steer
+        elif stops and rng.random() < (TAGS_STOP_CHANCE if triggers else 0.4):
             token = int(stops[0])
         elif rng.random() < 0.5:
             sample = [int(t) for t in rng.sample(candidates, min(40, len(candidates)))]
@@ -201,13 +239,15 @@ def main():
             compiler = xgr.GrammarCompiler(info)
             never = [t for t, b in enumerate(info.decoded_vocab[:vocab_size])
                      if t not in info.stop_token_ids and invalid_inside(b)]
+            continuing = [t for t, b in enumerate(info.decoded_vocab[:vocab_size]) if b and b[0] & 0xC0 == 0x80]
             cases = []
             for case_name, kind, source in CONSTRAINTS:
                 print(f"{name}: {case_name}", flush=True)
                 compiled = compile_constraint(compiler, kind, source)
                 for w in range(args.walks):
                     cases.append({"name": case_name, "kind": kind, "source": source, "seed": w,
-                                  **walk(info, compiled, vocab_size, seed=w, max_steps=args.max_steps, never=never)})
+                                  **walk(info, compiled, vocab_size, seed=w, max_steps=args.max_steps, never=never, continuing=continuing,
+                                         triggers=json.loads(source)["triggers"] if kind == "tags" else ())})
             result["tokenizers"].append({"name": name, "vocab_size": vocab_size,
                                          "stop_token_ids": sorted(int(t) for t in info.stop_token_ids), "cases": cases})
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")

@@ -37,10 +37,10 @@ kiln::grammar::GrammarSource source_of(const kiln::Json& c) {
   using Kind = kiln::grammar::GrammarSource::Kind;
   const std::string kind = c.at("kind");
   const std::string text = c.at("source");
-  if (kind == "json_schema") return {Kind::kJsonSchema, text, {}};
-  if (kind == "regex") return {Kind::kRegex, text, {}};
-  if (kind == "gbnf") return {Kind::kGbnf, text, {}};
-  return {Kind::kChoice, {}, kiln::Json::parse(text).get<std::vector<std::string>>()};
+  if (kind == "json_schema") return {.kind = Kind::kJsonSchema, .text = text};
+  if (kind == "regex") return {.kind = Kind::kRegex, .text = text};
+  if (kind == "gbnf") return {.kind = Kind::kGbnf, .text = text};
+  return {.kind = Kind::kChoice, .choices = kiln::Json::parse(text).get<std::vector<std::string>>()};
 }
 
 }  // namespace

@@ -42,8 +42,12 @@ struct KILN_API StructuredOutputConfig {
   std::optional<std::string> grammar;      // GBNF (llama.cpp's dialect); the rule `root` is the output
   std::vector<std::string> choice;         // the output is exactly one of these strings
   bool json_object = false;                // any JSON object (OpenAI's response_format json_object)
-  // The output is exactly one of these tags (no free text around it: triggers are not supported).
+  // Without triggers the output is exactly one of these tags. With triggers (OpenVINO GenAI's
+  // StructuralTagsConfig) it is free text in which each trigger, once written, must go on as one
+  // of the tags whose begin starts with it; then free text again. A Hermes-style tool call:
+  // trigger "<tool_call>", one tag per tool.
   std::vector<StructuralTag> structural_tags;
+  std::vector<std::string> triggers;
 
   // Throws kiln::Error unless exactly one is set.
   void validate() const;

@@ -78,6 +78,9 @@ void StructuredOutputConfig::validate() const {
         "structural_tags ({} set)",
         set);
   }
+  if (!triggers.empty() && structural_tags.empty()) {
+    fail("StructuredOutputConfig: triggers open structural_tags, and none are set");
+  }
 }
 
 void GenerationConfig::validate_sequences() const {

@@ -7,16 +7,16 @@ namespace {
 
 grammar::GrammarSource grammar_source(const StructuredOutputConfig& c) {
   using Kind = grammar::GrammarSource::Kind;
-  if (c.json_schema) return {Kind::kJsonSchema, *c.json_schema, {}};
-  if (c.regex) return {Kind::kRegex, *c.regex, {}};
-  if (c.grammar) return {Kind::kGbnf, *c.grammar, {}};
-  if (!c.choice.empty()) return {Kind::kChoice, {}, c.choice};
+  if (c.json_schema) return {.kind = Kind::kJsonSchema, .text = *c.json_schema};
+  if (c.regex) return {.kind = Kind::kRegex, .text = *c.regex};
+  if (c.grammar) return {.kind = Kind::kGbnf, .text = *c.grammar};
+  if (!c.choice.empty()) return {.kind = Kind::kChoice, .choices = c.choice};
   if (!c.structural_tags.empty()) {
-    grammar::GrammarSource source{Kind::kTags, {}, {}};
+    grammar::GrammarSource source{.kind = Kind::kTags, .triggers = c.triggers};
     for (const StructuralTag& tag : c.structural_tags) source.tags.push_back({tag.begin, tag.json_schema, tag.end});
     return source;
   }
-  return {Kind::kJsonObject, {}, {}};
+  return {.kind = Kind::kJsonObject};
 }
 
 }  // namespace

@@ -43,19 +43,22 @@ std::mutex cache_mutex;
 LruCache<CompiledGrammar> grammars(kMaxGrammars);
 LruCache<const GrammarVocabulary> vocabularies(kMaxVocabularies);
 
+// Each part with its length in front, so that no two sources share a key.
 std::string source_key(const GrammarSource& source) {
   std::string key(1, static_cast<char>('0' + static_cast<int>(source.kind)));
-  key += source.text;
-  for (const std::string& choice : source.choices) {
-    key += '\0';
-    key += choice;
-  }
+  const auto add = [&key](const std::string& part) {
+    key += std::to_string(part.size());
+    key += ':';
+    key += part;
+  };
+  add(source.text);
+  for (const std::string& choice : source.choices) add(choice);
+  key += '|';
   for (const TaggedSchema& tag : source.tags) {
-    for (const std::string* part : {&tag.begin, &tag.schema, &tag.end}) {
-      key += '\0';
-      key += *part;
-    }
+    for (const std::string* part : {&tag.begin, &tag.schema, &tag.end}) add(*part);
   }
+  key += '|';
+  for (const std::string& trigger : source.triggers) add(trigger);
   return key;
 }
 
@@ -79,7 +82,7 @@ RuleSet source_rules(const GrammarSource& source) {
     case GrammarSource::Kind::kJsonObject: return json_object_rules();
     case GrammarSource::Kind::kRegex: return regex_to_rules(source.text);
     case GrammarSource::Kind::kGbnf: return parse_gbnf(source.text);
-    case GrammarSource::Kind::kTags: return tagged_schema_rules(source.tags);
+    case GrammarSource::Kind::kTags: return tagged_schema_rules(source.tags, source.triggers);
     case GrammarSource::Kind::kChoice: {
       if (source.choices.empty()) fail("choice: at least one choice is needed");
       std::vector<ExprPtr> alternatives;

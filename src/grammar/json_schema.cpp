@@ -1,10 +1,12 @@
 #include "grammar/json_schema.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 
 #include "grammar/regex_parser.hpp"
+#include "grammar/tag_dispatch.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 
@@ -391,20 +393,38 @@ RuleSet json_schema_rules(std::string_view schema_text) {
   return std::move(converter).finish(std::move(root));
 }
 
-RuleSet tagged_schema_rules(const std::vector<TaggedSchema>& tags) {
+RuleSet tagged_schema_rules(const std::vector<TaggedSchema>& tags, const std::vector<std::string>& triggers) {
   if (tags.empty()) fail("structural_tags: at least one tag is needed");
   std::vector<Schema> schemas;
   for (std::size_t i = 0; i < tags.size(); ++i) {
     schemas.push_back(parse_schema(tags[i].schema, fmt::format(" of structural_tags[{}]", i)));
   }
   SchemaConverter converter;
-  std::vector<ExprPtr> alternatives;
+  std::vector<ExprPtr> tagged;                                       // each tag whole: begin, value, end
+  std::vector<std::vector<ExprPtr>> after_trigger(triggers.size());  // each tag past its trigger
   for (std::size_t i = 0; i < tags.size(); ++i) {
-    const std::string scope = fmt::format("tag{}-", i);
-    ExprPtr value = converter.schema_rule(schemas[i], scope, fmt::format("structural_tags[{}]", i));
-    alternatives.push_back(sequence({literal(tags[i].begin), std::move(value), literal(tags[i].end)}));
+    const std::string where = fmt::format("structural_tags[{}]", i);
+    ExprPtr value = converter.schema_rule(schemas[i], fmt::format("tag{}-", i), where);
+    if (triggers.empty()) {
+      tagged.push_back(sequence({literal(tags[i].begin), std::move(value), literal(tags[i].end)}));
+      continue;
+    }
+    const std::optional<std::size_t> trigger = opening_trigger(triggers, tags[i].begin);
+    if (!trigger) fail("{}.begin '{}' does not start with the first trigger it contains", where, tags[i].begin);
+    const std::string rest = tags[i].begin.substr(triggers[*trigger].size());
+    after_trigger[*trigger].push_back(sequence({literal(rest), std::move(value), literal(tags[i].end)}));
   }
-  return std::move(converter).finish(alternation(std::move(alternatives)));
+  if (triggers.empty()) return std::move(converter).finish(alternation(std::move(tagged)));
+  std::vector<Trigger> dispatch;
+  for (std::size_t t = 0; t < triggers.size(); ++t) {
+    if (after_trigger[t].empty()) fail("triggers[{}] '{}' opens no structural tag", t, triggers[t]);
+    dispatch.push_back({triggers[t], alternation(std::move(after_trigger[t]))});
+  }
+  std::vector<Rule> free_text = tag_dispatch_rules(dispatch, "");
+  const std::string start = free_text.front().name;
+  RuleSet rules = std::move(converter).finish(rule_ref(start));
+  std::move(free_text.begin(), free_text.end(), std::back_inserter(rules.rules));
+  return rules;
 }
 
 RuleSet json_object_rules() { return SchemaConverter().any_object(); }

@@ -20,13 +20,15 @@ RuleSet json_schema_rules(std::string_view schema_text);
 // Any JSON object (OpenAI's response_format json_object).
 RuleSet json_object_rules();
 
-// One of several tagged values, each its `begin` text, JSON valid against its schema, its `end`
-// text (a tool call among the tools). Errors name the tag ("structural_tags[1]#/properties/x").
+// Tagged values: each its `begin` text, JSON valid against its schema, its `end` text (a tool
+// call among the tools). Without triggers the output is exactly one of them. With triggers it is
+// free text in which a trigger opens one of the tags whose begin starts with it, any number of
+// times (tag_dispatch.hpp). Errors name the tag ("structural_tags[1]#/properties/x").
 struct TaggedSchema {
   std::string begin;
   std::string schema;
   std::string end;
 };
-RuleSet tagged_schema_rules(const std::vector<TaggedSchema>& tags);
+RuleSet tagged_schema_rules(const std::vector<TaggedSchema>& tags, const std::vector<std::string>& triggers = {});
 
 }  // namespace kiln::grammar

@@ -31,7 +31,7 @@ class GrammarMatcherTest : public ::testing::Test {
   static std::int32_t eos() { return *tokenizer_->token_to_id("<|im_end|>"); }
 
   static std::shared_ptr<CompiledGrammar> compile(GrammarSource::Kind kind, std::string text) {
-    return compile_cached({kind, std::move(text), {}}, *tokenizer_);
+    return compile_cached({.kind = kind, .text = std::move(text)}, *tokenizer_);
   }
 
   // The oracle: each token's bytes advanced from the state one at a time, no trie.
@@ -105,7 +105,7 @@ TEST_F(GrammarMatcherTest, TokensSplittingACharacterMatchByteByByte) {
 }
 
 TEST_F(GrammarMatcherTest, MaskLogitsBansEverythingElse) {
-  auto compiled = compile_cached({GrammarSource::Kind::kChoice, {}, {"yes", "no"}}, *tokenizer_);
+  auto compiled = compile_cached({.kind = GrammarSource::Kind::kChoice, .choices = {"yes", "no"}}, *tokenizer_);
   GrammarMatcher choice(compiled, {eos()});
   std::vector<float> logits(static_cast<std::size_t>(tokenizer_->vocab_size()), 1.0f);
   choice.mask_logits(logits);

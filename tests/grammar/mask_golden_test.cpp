@@ -20,10 +20,16 @@ namespace {
 GrammarSource source_of(const Json& c) {
   const std::string kind = c.at("kind");
   const std::string text = c.at("source");
-  if (kind == "json_schema") return {GrammarSource::Kind::kJsonSchema, text, {}};
-  if (kind == "regex") return {GrammarSource::Kind::kRegex, text, {}};
-  if (kind == "gbnf") return {GrammarSource::Kind::kGbnf, text, {}};
-  return {GrammarSource::Kind::kChoice, {}, Json::parse(text).get<std::vector<std::string>>()};
+  if (kind == "json_schema") return {.kind = GrammarSource::Kind::kJsonSchema, .text = text};
+  if (kind == "regex") return {.kind = GrammarSource::Kind::kRegex, .text = text};
+  if (kind == "gbnf") return {.kind = GrammarSource::Kind::kGbnf, .text = text};
+  if (kind == "tags") {
+    const Json spec = Json::parse(text);
+    GrammarSource source{.kind = GrammarSource::Kind::kTags, .triggers = spec.at("triggers")};
+    for (const Json& t : spec.at("tags")) source.tags.push_back({t.at("begin"), t.at("schema"), t.at("end")});
+    return source;
+  }
+  return {.kind = GrammarSource::Kind::kChoice, .choices = Json::parse(text).get<std::vector<std::string>>()};
 }
 
 std::string mask_sha256(const std::vector<std::uint32_t>& words) {
