@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "server/api_error.hpp"
 #include "server/chat_prompt.hpp"
@@ -63,6 +64,22 @@ std::string decimal_at_most(std::int64_t n) {
   std::string pattern = "^(";
   for (std::size_t i = 0; i < forms.size(); ++i) pattern += (i ? "|" : "") + forms[i];
   return pattern + ")$";
+}
+
+// tool_choice auto's calls are enforced where kiln's grammar covers the tools' parameters. One
+// it cannot compile (a schema keyword it does not support) leaves them unenforced, as other
+// servers leave all of them, instead of refusing a request they would serve; a forced call, which
+// needs the grammar, is refused instead.
+GenerationHandle add_with_tool_call_grammar(ContinuousBatchingPipeline& pipeline, std::uint64_t id,
+                                            const std::vector<std::int32_t>& ids, GenerationConfig& config) {
+  try {
+    return pipeline.add_request(id, ids, config);
+  } catch (const Error& grammar_error) {
+    config.structured_output_config.reset();
+    GenerationHandle handle = pipeline.add_request(id, ids, config);  // a problem besides the grammar throws here
+    spdlog::warn("serve: the tool calls of request {} are not enforced: {}", id, grammar_error.what());
+    return handle;
+  }
 }
 
 }  // namespace
@@ -241,6 +258,7 @@ Reply OpenAiRoutes::completion(Endpoint endpoint, const HttpRequest& request) {
   std::vector<GenerationHandle> handles;  // a failure below cancels the ones already added
   std::vector<std::string> echo;
   if (endpoint == Endpoint::kChat) {
+    bool tool_calls_enforced = false;  // tool_choice auto's grammar, which may be dropped
     if (r.tool_choice.mode != ToolChoice::Mode::kNone && !model.parsers.tool_call_format) {
       throw ApiError::bad_request(
           "'tools' need a tool-call parser: serve the model with --tool-call-parser hermes, llama3_json or mistral "
@@ -261,6 +279,9 @@ Reply OpenAiRoutes::completion(Endpoint endpoint, const HttpRequest& request) {
               "tool_choice");
         }
         r.config.structured_output_config = forced_tool_call(format, r.tools, r.tool_choice.name);
+      } else if (!r.config.structured_output_config) {  // auto: a call the model makes must parse
+        r.config.structured_output_config = optional_tool_calls(format, r.tools);
+        tool_calls_enforced = r.config.structured_output_config.has_value();
       }
     }
     if (model.parsers.split_reasoning) {
@@ -270,7 +291,8 @@ Reply OpenAiRoutes::completion(Endpoint endpoint, const HttpRequest& request) {
       context.reasoning_starts_open = rendered.ends_with("<think>");
     }
     const std::vector<std::int32_t> ids = p->get_tokenizer().encode(prompt.rendered + prompt.prefill, false);
-    handles.push_back(p->add_request(next_request_id_++, ids, r.config));
+    handles.push_back(tool_calls_enforced ? add_with_tool_call_grammar(*p, next_request_id_++, ids, r.config)
+                                          : p->add_request(next_request_id_++, ids, r.config));
     echo.emplace_back();
   } else {
     for (const Prompt& prompt : r.prompts) {

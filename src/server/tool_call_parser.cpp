@@ -416,11 +416,19 @@ std::string call_closing(ToolCallFormat format) {
   return {};
 }
 
+// A function tool's parameters schema; OpenAI: a function without parameters takes none.
+std::string parameters_of(const nlohmann::ordered_json& function) {
+  return function.contains("parameters") ? function.at("parameters").dump() : R"({"type": "object", "properties": {}})";
+}
+
+// What follows the name in a call: the name's closing quote and the arguments key.
+std::string after_name(ToolCallFormat format) { return "\", " + arguments_key(format); }
+
 }  // namespace
 
 std::string tool_call_prefill(ToolCallFormat format, const std::string& name) {
   // Names are checked to be [A-Za-z0-9_-]: no escaping is needed.
-  const std::string call = name.empty() ? "{\"name\": \"" : "{\"name\": \"" + name + "\", " + arguments_key(format);
+  const std::string call = name.empty() ? "{\"name\": \"" : "{\"name\": \"" + name + after_name(format);
   switch (format) {
     case ToolCallFormat::kHermes: return "<tool_call>\n" + call;
     case ToolCallFormat::kLlama3Json: return call;
@@ -436,12 +444,22 @@ StructuredOutputConfig forced_tool_call(ToolCallFormat format, const nlohmann::o
     const auto& function = tool.at("function");
     const std::string tool_name = function.at("name").get<std::string>();
     if (!name.empty() && tool_name != name) continue;
-    // OpenAI: a function without parameters takes none.
-    const std::string parameters =
-        function.contains("parameters") ? function.at("parameters").dump() : R"({"type": "object", "properties": {}})";
     // After the prefill: the rest of the name (any tool) or nothing more (the named one).
-    const std::string begin = name.empty() ? tool_name + "\", " + arguments_key(format) : "";
-    config.structural_tags.push_back({begin, parameters, call_closing(format)});
+    const std::string begin = name.empty() ? tool_name + after_name(format) : "";
+    config.structural_tags.push_back({begin, parameters_of(function), call_closing(format)});
+  }
+  return config;
+}
+
+std::optional<StructuredOutputConfig> optional_tool_calls(ToolCallFormat format, const nlohmann::ordered_json& tools) {
+  if (format != ToolCallFormat::kHermes) return std::nullopt;
+  StructuredOutputConfig config;
+  config.triggers = {"<tool_call>"};
+  for (const auto& tool : tools) {
+    const auto& function = tool.at("function");
+    const std::string begin =
+        tool_call_prefill(format, "") + function.at("name").get<std::string>() + after_name(format);
+    config.structural_tags.push_back({begin, parameters_of(function), call_closing(format)});
   }
   return config;
 }

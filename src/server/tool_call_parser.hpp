@@ -63,4 +63,11 @@ std::string tool_call_prefill(ToolCallFormat format, const std::string& name);
 StructuredOutputConfig forced_tool_call(ToolCallFormat format, const nlohmann::ordered_json& tools,
                                         const std::string& name);
 
+// Calls the model may make (tool_choice auto), enforced: free text in which "<tool_call>" must go
+// on as a whole call to one of `tools`, with arguments valid against its parameters. Hermes only:
+// its calls open with a marker of their own. Llama 3's {"name": is also ordinary JSON in prose,
+// and Mistral writes several calls in one [TOOL_CALLS] array or in a named form, so those are left
+// free (nullopt) rather than bent to one shape.
+std::optional<StructuredOutputConfig> optional_tool_calls(ToolCallFormat format, const nlohmann::ordered_json& tools);
+
 }  // namespace kiln::server
