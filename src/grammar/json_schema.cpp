@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "grammar/number_range.hpp"
 #include "grammar/regex_parser.hpp"
 #include "grammar/tag_dispatch.hpp"
 #include "util/error.hpp"
@@ -226,19 +227,44 @@ class SchemaConverter {
   }
 
   ExprPtr integer(const Schema& schema, const std::string& path) {
-    refuse_ranges(schema, path);
-    return rule_ref("json-integer");
+    const std::optional<NumberRange> range = number_range(schema, path);
+    if (!range) return rule_ref("json-integer");
+    const std::optional<ExprPtr> in_range = integer_in_range(*range, kMaxDigits);
+    if (!in_range) invalid(path, fmt::format("no integer of at most {} digits lies within the bounds", kMaxDigits));
+    return *in_range;
   }
 
+  // NOTE: a bounded number is written without an exponent, so that its bound can be checked
+  // digit by digit.
   ExprPtr number(const Schema& schema, const std::string& path) {
-    refuse_ranges(schema, path);
-    return rule_ref("json-number");
+    const std::optional<NumberRange> range = number_range(schema, path);
+    if (!range) return rule_ref("json-number");
+    const std::optional<ExprPtr> in_range = decimal_in_range(*range, kMaxDigits);
+    if (!in_range) invalid(path, fmt::format("no number of at most {} digits lies within the bounds", kMaxDigits));
+    return *in_range;
   }
 
-  static void refuse_ranges(const Schema& schema, const std::string& path) {
-    for (const char* key : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}) {
-      if (schema.contains(key)) unsupported(key, path);
-    }
+  // The bounds of an integer or number schema, or nullopt when it has none.
+  static std::optional<NumberRange> number_range(const Schema& schema, const std::string& path) {
+    if (schema.contains("multipleOf")) unsupported("multipleOf", path);
+    NumberRange range;
+    const auto read = [&](std::optional<std::string>& bound, const char* key) {
+      if (schema.contains(key)) bound = bound_text(schema.at(key), path + "/" + key);
+    };
+    read(range.minimum, "minimum");
+    read(range.exclusive_minimum, "exclusiveMinimum");
+    read(range.maximum, "maximum");
+    read(range.exclusive_maximum, "exclusiveMaximum");
+    if (!range.minimum && !range.exclusive_minimum && !range.maximum && !range.exclusive_maximum) return std::nullopt;
+    return range;
+  }
+
+  // A bound's decimal text: an integer exactly as written, a fraction as its double's shortest
+  // form (the digits the schema's author wrote, when they fit a double).
+  static std::string bound_text(const Schema& bound, const std::string& path) {
+    if (bound.is_number_integer()) return bound.dump();
+    if (bound.is_number_float()) return fmt::format("{}", bound.get<double>());
+    invalid(path, "must be a number");
   }
 
   ExprPtr member(const std::string& name, ExprPtr value_expr) {

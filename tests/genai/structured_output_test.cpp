@@ -102,8 +102,8 @@ TEST(StructuredOutput, ChoiceAndGrammar) {
 
 TEST(StructuredOutput, ErrorsNameTheProblem) {
   LLMPipeline pipe(testing::checkpoint_dir("llama3_tiny"), "CPU");
-  EXPECT_KILN_ERROR(pipe.generate("x", constrained(schema(R"({"type": "integer", "maximum": 3})"))),
-                    "keyword 'maximum' at # is not supported");
+  EXPECT_KILN_ERROR(pipe.generate("x", constrained(schema(R"({"type": "integer", "multipleOf": 3})"))),
+                    "keyword 'multipleOf' at # is not supported");
   GenerationConfig beams = constrained(schema(kSchema));
   beams.num_beams = 2;
   EXPECT_KILN_ERROR(pipe.generate("x", beams), "beam search");

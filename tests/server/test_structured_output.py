@@ -19,7 +19,7 @@ MAX_TOKENS = 440  # the test server's context is 512 tokens
 
 def random_schema(rng: random.Random, depth: int = 0) -> dict:
     """A schema of the kinds kiln supports, bounded so that a tiny model's random text ends."""
-    kinds = ["string", "integer", "number", "boolean", "null", "enum", "pattern"]
+    kinds = ["string", "integer", "number", "boolean", "null", "enum", "pattern", "integer_range", "number_range"]
     if depth < 2:
         kinds += ["object", "object", "array", "anyOf"]
     kind = rng.choice(kinds)
@@ -29,6 +29,14 @@ def random_schema(rng: random.Random, depth: int = 0) -> dict:
         return {"enum": rng.sample(["a", "b c", 1, 2.5, None, True, {"k": [1]}], rng.randint(1, 4))}
     if kind == "pattern":
         return {"type": "string", "pattern": rng.choice([r"^[a-z]{1,4}$", r"^\d{2}-\d{2}$", r"^(yes|no)$"])}
+    if kind in ("integer_range", "number_range"):
+        # One or both sides, inclusive or not; fractional bounds for both types.
+        low = rng.choice([rng.randint(-50, 50), round(rng.uniform(-50, 50), 2)])
+        bounds = {rng.choice(["minimum", "exclusiveMinimum"]): low,
+                  rng.choice(["maximum", "exclusiveMaximum"]): low + rng.choice([1.5, 7, 1000])}
+        if rng.random() < 0.3:
+            bounds.popitem()
+        return {"type": kind.removesuffix("_range"), **bounds}
     if kind == "object":
         names = rng.sample(["id", "name", "tags", "score", "ok", "child"], rng.randint(1, 3))
         properties = {n: random_schema(rng, depth + 1) for n in names}
@@ -103,7 +111,7 @@ def test_guided_choice_and_grammar(client):
 
 
 @pytest.mark.parametrize("body, names", [
-    ({"response_format": schema_format({"type": "integer", "minimum": 1})}, "minimum"),
+    ({"response_format": schema_format({"type": "integer", "multipleOf": 2})}, "multipleOf"),
     ({"response_format": schema_format({"not": {}})}, "not"),
     ({"response_format": {"type": "xml"}}, "response_format.type"),
     ({"guided_regex": "(a"}, "regex"),
