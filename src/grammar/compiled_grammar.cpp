@@ -16,11 +16,21 @@ constexpr std::size_t kMaxCachedMasks = 2048;
 GrammarVocabulary::GrammarVocabulary(const Tokenizer& tokenizer)
     : token_bytes(tok::token_bytes(tokenizer)), trie(token_bytes) {}
 
+namespace {
+
+// The first states are computed while the grammar is compiled (on the caller's thread, a server's
+// HTTP thread), so that a too ambiguous grammar is refused there rather than met by the engine.
+constexpr std::size_t kStatesExploredAtCompile = 32;
+
+}  // namespace
+
 CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const GrammarVocabulary> vocabulary)
     : grammar_(std::move(grammar)),
       vocabulary_(std::move(vocabulary)),
       automaton_(grammar_),
-      start_(automaton_.start()) {}
+      start_(automaton_.start()) {
+  automaton_.explore(kStatesExploredAtCompile);
+}
 
 CompiledGrammar::State CompiledGrammar::advance(State state, std::int32_t token) {
   if (token < 0 || token >= vocabulary_->size()) return kDead;

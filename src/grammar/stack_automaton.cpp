@@ -2,11 +2,22 @@
 
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
+#include "util/error.hpp"
+
 namespace kiln::grammar {
 namespace {
 
 std::uint64_t pair_key(std::int32_t a, std::int32_t b) {
   return (std::uint64_t(std::uint32_t(a)) << 32) | std::uint32_t(b);
+}
+
+[[noreturn]] void too_ambiguous() {
+  fail(ErrorKind::kUnsupported,
+       "grammar: over {} parse stacks (or {} steps to find them) at one position: the grammar is too "
+       "ambiguous (a repetition of a repetition such as (a+)+, or alternatives that match the same text)",
+       StackAutomaton::kMaxStacks, StackAutomaton::kMaxClosureSteps);
 }
 
 }  // namespace
@@ -22,7 +33,18 @@ StackAutomaton::StackAutomaton(const Grammar& grammar) : grammar_(grammar) {
   bool accepts = false;
   for (const std::int32_t start : grammar_.starts[grammar_.root]) close(start, kBottom, stacks, accepts);
   closing_.clear();
+  if (stacks.size() > kMaxStacks || closure_steps_ > kMaxClosureSteps) too_ambiguous();
   start_ = intern_state(std::move(stacks), accepts);
+}
+
+void StackAutomaton::explore(std::size_t max_states) {
+  for (State state = start_;
+       state != kDead && state < static_cast<State>(states_.size()) && states_.size() < max_states; ++state) {
+    for (int byte = 0; byte < 256; ++byte) {
+      advance(state, static_cast<std::uint8_t>(byte));
+      if (pruned_) too_ambiguous();
+    }
+  }
 }
 
 StackAutomaton::State StackAutomaton::advance(State state, std::string_view bytes) {
@@ -44,6 +66,7 @@ std::int32_t StackAutomaton::continuation(std::int32_t element, std::int32_t par
 }
 
 void StackAutomaton::close(std::int32_t element, std::int32_t parent, std::vector<std::int32_t>& out, bool& accepts) {
+  if (out.size() > kMaxStacks || ++closure_steps_ > kMaxClosureSteps) return;  // the caller drops it
   // An empty loop body can bring the same frame back without consuming a byte: once is enough.
   if (!closing_.insert(pair_key(element, parent)).second) return;
   const Element& e = grammar_.elements[element];
@@ -85,6 +108,7 @@ StackAutomaton::State StackAutomaton::compute_next(State state, std::uint8_t byt
   std::vector<std::int32_t> stacks;
   bool accepts = false;
   closing_.clear();
+  closure_steps_ = 0;
   for (const std::int32_t id : states_[state].stacks) {
     const Node node = nodes_[id];
     if (contains(grammar_.byte_sets[grammar_.elements[node.element].index], byte)) {
@@ -92,6 +116,12 @@ StackAutomaton::State StackAutomaton::compute_next(State state, std::uint8_t byt
     }
   }
   closing_.clear();
+  if (stacks.size() > kMaxStacks || closure_steps_ > kMaxClosureSteps) {
+    if (!pruned_) spdlog::warn("structured output: the grammar is too ambiguous here; a continuation is refused");
+    pruned_ = true;
+    states_[state].next[byte] = kDead;
+    return kDead;
+  }
   const State next = intern_state(std::move(stacks), accepts);
   states_[state].next[byte] = next;
   return next;

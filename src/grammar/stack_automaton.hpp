@@ -8,6 +8,12 @@
 // on a byte is computed once and remembered. After warm-up, advancing a state is one array load:
 // that is what makes walking a 128k-token trie per step affordable.
 //
+// An ambiguous grammar (a repetition of a repetition such as (a+)+) can make the stacks of one
+// position exponential in its size. A transition is therefore held to kMaxStacks stacks and
+// kMaxClosureSteps steps: explore() refuses a grammar that passes them within its first states,
+// and a transition that passes them later is treated as rejected (the output stays a prefix of
+// a sentence; a warning says so).
+//
 // Not thread-safe: one owner (a CompiledGrammar behind its lock).
 #pragma once
 
@@ -28,7 +34,15 @@ class StackAutomaton {
   using State = std::int32_t;
   static constexpr State kDead = -1;  // no stack survives: the bytes are not a prefix of a sentence
 
-  explicit StackAutomaton(const Grammar& grammar);  // `grammar` must outlive the automaton
+  static constexpr std::size_t kMaxStacks = 1 << 12;
+  static constexpr std::size_t kMaxClosureSteps = 1 << 16;  // frames visited for one transition
+
+  // `grammar` must outlive the automaton. Throws kiln::Error when the start is too ambiguous.
+  explicit StackAutomaton(const Grammar& grammar);
+
+  // Computes every transition of the states reachable from the start, breadth first, until
+  // `max_states` states exist; throws kiln::Error naming the limits when one passes them.
+  void explore(std::size_t max_states);
 
   State start() const { return start_; }
   State advance(State state, std::uint8_t byte) {
@@ -78,6 +92,8 @@ class StackAutomaton {
   std::unordered_map<std::vector<std::int32_t>, State, StacksHash> state_ids_;
   State start_ = kDead;
   std::unordered_set<std::uint64_t> closing_;  // scratch: (element, parent) pairs closed in this call
+  std::size_t closure_steps_ = 0;              // scratch: close() calls in this transition
+  bool pruned_ = false;                        // a transition passed the limits and was dropped
 };
 
 }  // namespace kiln::grammar

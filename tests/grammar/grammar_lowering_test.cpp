@@ -1,7 +1,9 @@
 // lower() and matches(): UTF-8 classes, repetition bounds, and the grammars it refuses.
 #include <gtest/gtest.h>
 
+#include "grammar/gbnf_parser.hpp"
 #include "grammar/grammar.hpp"
+#include "grammar/stack_automaton.hpp"
 #include "kiln/error.hpp"
 
 namespace kiln::grammar {
@@ -77,6 +79,45 @@ TEST(GrammarLowering, RefusesUndefinedRulesAndMissingRoot) {
 TEST(GrammarLowering, RefusesRepetitionsPastTheElementLimit) {
   const std::string error = error_of(one_rule(repeat(repeat(literal("abcdefgh"), 5000, 5000), 200, 200)));
   EXPECT_NE(error.find("more than"), std::string::npos) << error;
+}
+
+// (item+)+...: the stacks of a position double with each nesting.
+Grammar nested_repetition(const std::string& prefix, int depth) {
+  return lower(parse_gbnf("root ::= \"" + prefix + "\" item " + std::string(static_cast<std::size_t>(depth), '+') +
+                          "\nitem ::= [a-z]\n"));
+}
+
+TEST(StackAutomatonLimit, AGrammarTooAmbiguousIsRefusedWithinItsFirstStates) {
+  const Grammar six = nested_repetition("", 6);
+  StackAutomaton fine(six);
+  fine.explore(32);
+  EXPECT_TRUE(fine.accepts_end(fine.advance(fine.start(), "abc")));
+  const Grammar fourteen = nested_repetition("", 14);
+  StackAutomaton hostile(fourteen);
+  try {
+    hostile.explore(32);
+    ADD_FAILURE() << "14 nested repetitions explored";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("too ambiguous"), std::string::npos) << e.what();
+  }
+}
+
+TEST(StackAutomatonLimit, AmbiguityPastTheExploredStatesRefusesThatContinuationOnly) {
+  const std::string prefix(40, 'x');  // 40 states of literal before the ambiguity
+  const Grammar grammar = nested_repetition(prefix, 14);
+  StackAutomaton automaton(grammar);
+  automaton.explore(32);
+  const StackAutomaton::State after_prefix = automaton.advance(automaton.start(), prefix);
+  ASSERT_NE(after_prefix, StackAutomaton::kDead);
+  StackAutomaton::State state = after_prefix;
+  int letters = 0;
+  while (state != StackAutomaton::kDead && letters < 64) {
+    state = automaton.advance(state, 'a');
+    ++letters;
+  }
+  EXPECT_EQ(state, StackAutomaton::kDead) << "the stacks passed the limit after a few letters";
+  EXPECT_EQ(automaton.advance(automaton.start(), "y"), StackAutomaton::kDead);  // and the rest still works
+  EXPECT_NE(automaton.advance(automaton.start(), "xx"), StackAutomaton::kDead);
 }
 
 }  // namespace
