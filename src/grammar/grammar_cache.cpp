@@ -4,9 +4,6 @@
 #include <mutex>
 #include <utility>
 
-#include "grammar/gbnf_parser.hpp"
-#include "grammar/json_schema.hpp"
-#include "grammar/regex_parser.hpp"
 #include "util/error.hpp"
 
 namespace kiln::grammar {
@@ -75,23 +72,6 @@ std::shared_ptr<const GrammarVocabulary> vocabulary_for(const Tokenizer& tokeniz
 }
 
 }  // namespace
-
-RuleSet source_rules(const GrammarSource& source) {
-  switch (source.kind) {
-    case GrammarSource::Kind::kJsonSchema: return json_schema_rules(std::string_view(source.text));
-    case GrammarSource::Kind::kJsonObject: return json_object_rules();
-    case GrammarSource::Kind::kRegex: return regex_to_rules(source.text);
-    case GrammarSource::Kind::kGbnf: return parse_gbnf(source.text);
-    case GrammarSource::Kind::kTags: return tagged_schema_rules(source.tags, source.triggers);
-    case GrammarSource::Kind::kChoice: {
-      if (source.choices.empty()) fail("choice: at least one choice is needed");
-      std::vector<ExprPtr> alternatives;
-      for (const std::string& choice : source.choices) alternatives.push_back(literal(choice));
-      return {{{"root", alternation(std::move(alternatives))}}, "root"};
-    }
-  }
-  fail(ErrorKind::kInternal, "unknown grammar source kind");
-}
 
 std::shared_ptr<CompiledGrammar> compile_cached(const GrammarSource& source, const Tokenizer& tokenizer) {
   const std::string key = source_key(source) + '\0' + tokenizer.fingerprint();

@@ -17,21 +17,6 @@
 namespace kiln::grammar {
 namespace {
 
-GrammarSource source_of(const Json& c) {
-  const std::string kind = c.at("kind");
-  const std::string text = c.at("source");
-  if (kind == "json_schema") return {.kind = GrammarSource::Kind::kJsonSchema, .text = text};
-  if (kind == "regex") return {.kind = GrammarSource::Kind::kRegex, .text = text};
-  if (kind == "gbnf") return {.kind = GrammarSource::Kind::kGbnf, .text = text};
-  if (kind == "tags") {
-    const Json spec = Json::parse(text);
-    GrammarSource source{.kind = GrammarSource::Kind::kTags, .triggers = spec.at("triggers")};
-    for (const Json& t : spec.at("tags")) source.tags.push_back({t.at("begin"), t.at("schema"), t.at("end")});
-    return source;
-  }
-  return {.kind = GrammarSource::Kind::kChoice, .choices = Json::parse(text).get<std::vector<std::string>>()};
-}
-
 std::string mask_sha256(const std::vector<std::uint32_t>& words) {
   std::vector<std::uint8_t> bytes;
   for (const std::uint32_t w : words) {
@@ -57,7 +42,8 @@ TEST_P(MaskGoldenTest, MasksEqualXgrammarAtEveryStep) {
 
   for (const Json& c : entry->at("cases")) {
     const std::string name = c.at("name").get<std::string>() + " walk " + std::to_string(c.at("seed").get<int>());
-    GrammarMatcher matcher(compile_cached(source_of(c), tokenizer), stops);
+    GrammarMatcher matcher(compile_cached(source_from_text(c.at("kind").get<std::string>(), c.at("source")), tokenizer),
+                           stops);
     std::vector<std::uint32_t> words((static_cast<std::size_t>(vocab) + 31) / 32);
     std::size_t step = 0;
     for (const Json& s : c.at("steps")) {
