@@ -116,6 +116,7 @@ def test_guided_choice_and_grammar(client):
     ({"response_format": {"type": "xml"}}, "response_format.type"),
     ({"guided_regex": "(a"}, "regex"),
     ({"guided_grammar": "root ::= missing"}, "missing"),
+    ({"guided_grammar": 'root ::= "a" item ' + "+" * 14 + "\nitem ::= [a-z]\n"}, "too ambiguous"),
     ({"guided_regex": "a", "guided_choice": ["a"]}, "guided_choice"),
 ])
 def test_bad_constraints_are_400s_naming_the_problem(http, body, names):
