@@ -19,22 +19,20 @@ import sys
 import tempfile
 from pathlib import Path
 
-GOLDENS = Path(__file__).resolve().parents[2] / "tests" / "data" / "grammar" / "mask_goldens.json"
+ROOT = Path(__file__).resolve().parents[2]
+GOLDENS = ROOT / "tests" / "data" / "grammar" / "mask_goldens.json"
 
 XGRAMMAR_RUN = r'''
 import json, sys, time, statistics
 import numpy as np, transformers, xgrammar as xgr
-folder, goldens, name, repeat = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+folder, goldens, name, repeat, tools = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+sys.path.insert(0, tools)
+from make_grammar_goldens import compile_constraint  # the goldens' own xgrammar settings
 entry = [t for t in json.load(open(goldens))["tokenizers"] if t["name"] == name][0]
 tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
 t0 = time.perf_counter()
 info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=entry["vocab_size"])
 info_ms = (time.perf_counter() - t0) * 1e3
-def compile_case(compiler, c):
-    if c["kind"] == "json_schema": return compiler.compile_json_schema(c["source"])
-    if c["kind"] == "regex": return compiler.compile_regex(c["source"])
-    if c["kind"] == "gbnf": return compiler.compile_grammar(c["source"])
-    return compiler.compile_grammar("root ::= " + " | ".join(json.dumps(x) for x in json.loads(c["source"])))
 print(json.dumps({"tokenizer_info_ms": info_ms}))
 walks = {}
 for c in entry["cases"]: walks.setdefault(c["name"], []).append(c)
@@ -43,7 +41,7 @@ for case_name, cases in walks.items():
     times = []
     for _ in range(repeat):
         compiler = xgr.GrammarCompiler(info, max_threads=1, cache_enabled=False)
-        t = time.perf_counter(); compiled = compile_case(compiler, cases[0]); times.append((time.perf_counter() - t) * 1e3)
+        t = time.perf_counter(); compiled = compile_constraint(compiler, cases[0]["kind"], cases[0]["source"]); times.append((time.perf_counter() - t) * 1e3)
     cold, warm = [], []
     for out in (cold, warm):
         for c in cases:
@@ -95,7 +93,8 @@ def main():
                     cmd = [args.grammar_bench, "--tokenizer", str(folder), "--goldens", str(GOLDENS), "--name", args.name,
                            "--repeat", str(args.repeat)]
                 else:
-                    cmd = [sys.executable, "-c", XGRAMMAR_RUN, str(folder), str(GOLDENS), args.name, str(args.repeat)]
+                    cmd = [sys.executable, "-c", XGRAMMAR_RUN, str(folder), str(GOLDENS), args.name, str(args.repeat),
+                           str(ROOT / "tools")]
                 runs[engine].append(lines(cmd, env))
     def table(engine):
         per = {}
