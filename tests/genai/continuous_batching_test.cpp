@@ -177,13 +177,21 @@ TEST(ContinuousBatching, AReaderThatNeverReadsStallsNoOne) {
 TEST(ContinuousBatching, OutputCallbackWakesANonBlockingReader) {
   const auto g = testing::load_golden_checkpoint("llama3_tiny");
   auto pipe = make_pipeline();
-  std::mutex mutex;
-  std::condition_variable woken;
-  bool signalled = false;
-  const auto wake = [&] {
-    std::lock_guard lock(mutex);
-    signalled = true;
-    woken.notify_one();
+  // Shared with the callback, as the API asks: a call already under way when the callback is
+  // removed may still finish, after this test's stack is gone.
+  struct Wakeup {
+    std::mutex mutex;
+    std::condition_variable woken;
+    bool signalled = false;
+  };
+  const auto wakeup = std::make_shared<Wakeup>();
+  std::mutex& mutex = wakeup->mutex;
+  std::condition_variable& woken = wakeup->woken;
+  bool& signalled = wakeup->signalled;
+  const auto wake = [wakeup] {
+    std::lock_guard lock(wakeup->mutex);
+    wakeup->signalled = true;
+    wakeup->woken.notify_one();
   };
   std::vector<GenerationHandle> handles;
   for (std::size_t i = 0; i < g.prompts.size(); ++i) {
