@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "grammar/left_recursion.hpp"
 #include "grammar/stack_automaton.hpp"
 #include "util/error.hpp"
 
@@ -143,6 +144,7 @@ class Lowering {
 
  private:
   std::int32_t add_rule(std::string name) {
+    count(kRuleCost);
     grammar_.rule_names.push_back(std::move(name));
     grammar_.starts.emplace_back();
     alternatives_.emplace_back();
@@ -156,6 +158,12 @@ class Lowering {
   void add_alternative(std::int32_t rule, const Expr& expr) {
     std::vector<Element> elements;
     emit(rule, expr, elements);
+    push_alternative(rule, std::move(elements));
+  }
+
+  // Every alternative ends in a kEnd element, counted here.
+  void push_alternative(std::int32_t rule, std::vector<Element> elements) {
+    count(1);
     alternatives_[rule].push_back(std::move(elements));
   }
 
@@ -201,7 +209,15 @@ class Lowering {
     }
   }
 
+  // A class lowers to the same element wherever it is copied (x{m,n} copies x): computed once.
   void emit_class(std::int32_t owner, const Expr& expr, std::vector<Element>& out) {
+    count(1);
+    const auto [it, added] = class_elements_.emplace(&expr, Element{});
+    if (added) it->second = class_element(owner, expr);
+    out.push_back(it->second);
+  }
+
+  Element class_element(std::int32_t owner, const Expr& expr) {
     std::vector<ByteRangeSequence> sequences;
     for (const CodePointRange r : encodable_ranges(expr.ranges, expr.negated))
       utf8_sequences(r.first, r.last, sequences);
@@ -217,20 +233,16 @@ class Lowering {
         longer.push_back(s);
       }
     }
-    count(1);
-    if (longer.empty()) {
-      out.push_back(bytes(single));
-      return;
-    }
+    if (longer.empty()) return bytes(single);
     const std::int32_t helper = add_helper(owner);
-    if (single != ByteSet{}) alternatives_[helper].push_back({bytes(single)});
+    if (single != ByteSet{}) push_alternative(helper, {bytes(single)});
     for (const ByteRangeSequence& s : longer) {
       std::vector<Element> elements;
       for (const auto& [first, last] : s) elements.push_back(bytes(byte_range(first, last)));
       count(elements.size());
-      alternatives_[helper].push_back(std::move(elements));
+      push_alternative(helper, std::move(elements));
     }
-    out.push_back({Element::Kind::kRule, helper});
+    return {Element::Kind::kRule, helper};
   }
 
   // x{m,n}: m copies of x, then a chain of n - m optional copies (x{m,}: a loop H ::= x H | ε).
@@ -242,9 +254,10 @@ class Lowering {
       std::vector<Element> again;
       emit(owner, child, again);
       again.push_back({Element::Kind::kRule, loop});
-      alternatives_[loop].push_back(std::move(again));
-      alternatives_[loop].emplace_back();
-      count(2);
+      count(1);
+      push_alternative(loop, std::move(again));
+      push_alternative(loop, {});
+      count(1);
       out.push_back({Element::Kind::kRule, loop});
       return;
     }
@@ -254,12 +267,15 @@ class Lowering {
       std::vector<Element> present;
       emit(owner, child, present);
       if (tail) present.push_back({Element::Kind::kRule, *tail});
-      alternatives_[optional].push_back(std::move(present));
-      alternatives_[optional].emplace_back();
-      count(2);
+      if (tail) count(1);
+      push_alternative(optional, std::move(present));
+      push_alternative(optional, {});
       tail = optional;
     }
-    if (tail) out.push_back({Element::Kind::kRule, *tail});
+    if (tail) {
+      count(1);
+      out.push_back({Element::Kind::kRule, *tail});
+    }
   }
 
   // The user's rule a helper belongs to (helpers are named "<rule>#<n>").
@@ -268,76 +284,25 @@ class Lowering {
     return std::string_view(name).substr(0, name.find('#'));
   }
 
-  std::vector<bool> nullable_rules() const {
-    std::vector<bool> nullable(alternatives_.size(), false);
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (std::size_t rule = 0; rule < alternatives_.size(); ++rule) {
-        if (nullable[rule]) continue;
-        for (const auto& alternative : alternatives_[rule]) {
-          const bool empty = std::all_of(alternative.begin(), alternative.end(), [&](const Element& e) {
-            return e.kind == Element::Kind::kRule && nullable[e.index];
-          });
-          if (empty) {
-            nullable[rule] = changed = true;
-            break;
-          }
-        }
-      }
-    }
-    return nullable;
-  }
-
   // A rule that can reach itself without consuming a byte, through a call that must return
   // (one not last in its alternative), would make the top-down matcher push frames forever:
   // refuse it, naming the rule. A cycle of tail calls only (a loop over something that may be
   // empty, such as (a?)*) keeps the same stack and is run.
   void refuse_left_recursion() const {
-    const std::vector<bool> nullable = nullable_rules();
-    struct Edge {
-      std::int32_t to;
-      bool tail;
-    };
-    std::vector<std::vector<Edge>> left_edges(alternatives_.size());
-    for (std::size_t rule = 0; rule < alternatives_.size(); ++rule) {
-      for (const auto& alternative : alternatives_[rule]) {
-        for (std::size_t i = 0; i < alternative.size(); ++i) {
-          const Element& e = alternative[i];
-          if (e.kind != Element::Kind::kRule) break;
-          left_edges[rule].push_back({e.index, i + 1 == alternative.size()});
-          if (!nullable[e.index]) break;
-        }
-      }
-    }
-    std::vector<std::uint8_t> seen(alternatives_.size());
-    const auto reaches = [&](std::int32_t from, std::int32_t target) {
-      std::fill(seen.begin(), seen.end(), 0);
-      std::vector<std::int32_t> pending{from};
-      while (!pending.empty()) {
-        const std::int32_t rule = pending.back();
-        pending.pop_back();
-        if (rule == target) return true;
-        if (std::exchange(seen[rule], 1) != 0) continue;
-        for (const Edge& edge : left_edges[rule]) pending.push_back(edge.to);
-      }
-      return false;
-    };
-    for (std::size_t rule = 0; rule < alternatives_.size(); ++rule) {
-      for (const Edge& edge : left_edges[rule]) {
-        if (edge.tail || !reaches(edge.to, static_cast<std::int32_t>(rule))) continue;
-        fail(
-            "grammar: rule '{}' is left-recursive (it can reach itself through '{}' before matching anything); "
-            "rewrite it to recurse on the right",
-            root_name(static_cast<std::int32_t>(rule)), root_name(edge.to));
-      }
-    }
+    const std::optional<LeftRecursion> found = find_left_recursion(alternatives_);
+    if (!found) return;
+    fail(
+        "grammar: rule '{}' is left-recursive (it can reach itself through '{}' before matching anything); "
+        "rewrite it to recurse on the right",
+        root_name(found->rule), root_name(found->through));
   }
 
   Grammar grammar_;
   std::map<std::string, std::int32_t> ids_;
   std::map<ByteSet, std::int32_t> set_ids_;
   std::map<std::int32_t, int> helpers_;
-  std::vector<std::vector<std::vector<Element>>> alternatives_;
+  std::map<const Expr*, Element> class_elements_;
+  RuleAlternatives alternatives_;  // rule → its alternatives, kEnd added by finish()
   std::size_t size_ = 0;
 };
 

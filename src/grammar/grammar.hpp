@@ -33,7 +33,10 @@ struct Grammar {
   std::int32_t root = 0;
 };
 
-// Limits that keep a hostile grammar from exhausting memory while it is built.
+// Limits that keep a hostile grammar from exhausting memory while it is built: a rule (a
+// name, its alternatives' tables) costs about as much as kRuleCost elements, and every element
+// counts, the end of each alternative included.
+inline constexpr std::size_t kRuleCost = 8;
 inline constexpr std::size_t kMaxGrammarElements = 1 << 22;
 
 // Throws kiln::Error naming the rule for an undefined reference, left recursion, or a grammar

@@ -79,6 +79,10 @@ TEST(GrammarLowering, RefusesUndefinedRulesAndMissingRoot) {
 TEST(GrammarLowering, RefusesRepetitionsPastTheElementLimit) {
   const std::string error = error_of(one_rule(repeat(repeat(literal("abcdefgh"), 5000, 5000), 200, 200)));
   EXPECT_NE(error.find("more than"), std::string::npos) << error;
+  // A copied alternation is a helper rule per copy: its rules and alternative ends count too
+  // (before they did, this one lowered to 5M elements and 1M rules, about 300 MB).
+  const std::string helpers = error_of({parse_gbnf("root ::= (\"a\" | \"b\"){1000}{1000}")});
+  EXPECT_NE(helpers.find("more than"), std::string::npos) << helpers;
 }
 
 // (item+)+...: the stacks of a position double with each nesting.
