@@ -8,8 +8,10 @@
 #include <fstream>
 #include <random>
 #include <system_error>
+#include <vector>
 
 #include "util/error.hpp"
+#include "util/log.hpp"
 
 namespace kiln {
 namespace {
@@ -27,6 +29,37 @@ std::string hidden_temporary_name(const std::filesystem::path& path, std::string
   std::string name(1, '.');
   name.append(path.filename().string()).append(tag).append(random_suffix());
   return name;
+}
+
+constexpr std::string_view kPartialTag = ".partial-";
+constexpr std::string_view kLockSuffix = ".lock";
+
+std::filesystem::path lock_path(const std::filesystem::path& staging) {
+  return std::filesystem::path(staging.string() + std::string(kLockSuffix));
+}
+
+// Staging siblings of `final_path` whose writer has ended without finishing (their lock can be
+// taken) are removed, saying so. One without a lock file (written before locks existed) may
+// still be in use: it is named, not touched.
+void remove_abandoned_staging(const std::filesystem::path& parent, const std::filesystem::path& final_path) {
+  const std::string prefix = "." + final_path.filename().string() + std::string(kPartialTag);
+  std::vector<std::filesystem::path> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+    if (entry.path().filename().string().starts_with(prefix)) found.push_back(entry.path());
+  }
+  for (const std::filesystem::path& path : found) {
+    if (path.string().ends_with(kLockSuffix)) continue;
+    const std::filesystem::path lock = lock_path(path);
+    if (!std::filesystem::exists(lock)) {
+      spdlog::warn("{}: an unfinished output of an earlier run; remove it if no run is writing it", path.string());
+      continue;
+    }
+    if (ProcessLock::held(lock)) continue;
+    std::filesystem::remove_all(path, ec);
+    std::filesystem::remove(lock, ec);
+    spdlog::warn("{}: removed, the unfinished output of a run that ended before finishing it", path.string());
+  }
 }
 
 }  // namespace
@@ -99,7 +132,9 @@ StagingDirectory::StagingDirectory(std::filesystem::path final_path) : final_pat
   if (!std::filesystem::is_directory(parent)) {
     fail(ErrorKind::kNotFound, "{}: parent directory does not exist", parent.string());
   }
-  staging_path_ = parent / hidden_temporary_name(final_path_, ".partial-");
+  remove_abandoned_staging(parent, final_path_);
+  staging_path_ = parent / hidden_temporary_name(final_path_, kPartialTag);
+  lock_.emplace(lock_path(staging_path_));
   std::error_code ec;
   std::filesystem::create_directory(staging_path_, ec);
   if (ec) fail(ErrorKind::kIo, "{}: cannot create: {}", staging_path_.string(), ec.message());
@@ -120,6 +155,7 @@ void StagingDirectory::commit() {
          ec.message());
   }
   committed_ = true;
+  lock_.reset();
 }
 
 }  // namespace kiln

@@ -6,8 +6,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "util/process_lock.hpp"
 
 namespace kiln {
 
@@ -38,9 +41,11 @@ class AtomicFileWriter {
   bool committed_ = false;
 };
 
-// A directory being built under a temporary sibling name (`.OUT.partial-XXXXXX`). commit()
+// A directory being built under a temporary sibling name (`.OUT.partial-XXXXXXXX`). commit()
 // renames it to its final name (replacing nothing: the target must not exist); destruction
-// without commit() removes it, so a failed export leaves nothing behind.
+// without commit() removes it, so a failed export leaves nothing behind. A process killed
+// before either leaves the directory; its lock file beside it (`.OUT.partial-XXXXXXXX.lock`,
+// a ProcessLock) lets the next StagingDirectory for OUT find it abandoned and remove it.
 class StagingDirectory {
  public:
   explicit StagingDirectory(std::filesystem::path final_path);
@@ -54,6 +59,7 @@ class StagingDirectory {
  private:
   std::filesystem::path final_path_;
   std::filesystem::path staging_path_;
+  std::optional<ProcessLock> lock_;
   bool committed_ = false;
 };
 

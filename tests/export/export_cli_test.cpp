@@ -124,5 +124,32 @@ TEST(ExportCli, SignalledWriteLeavesNothing) {
   }
 }
 
+// SIGKILL gives the command no chance to clean up: its staging folder stays, and the next run
+// for the same output removes it, saying so, and writes the output.
+TEST(ExportCli, KilledWriteIsCleanedByTheNextRun) {
+  testing::TempDir tmp;
+  const std::string out = (tmp.path() / "out").string();
+  {
+    testing::InteractiveKiln kiln({"synth", "--like", "llama-3.2-1b", out});
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (fs::is_empty(tmp.path()) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_FALSE(fs::is_empty(tmp.path())) << "no staging folder appeared";
+    kiln.signal(SIGKILL);
+    kiln.finish();
+  }
+  ASSERT_FALSE(fs::is_empty(tmp.path())) << "SIGKILL left nothing: the test proves nothing";
+  const auto tiny = testing::test_data_dir().parent_path().parent_path() / "models" / "kiln-tiny" / "config.json";
+  setenv("KILN_LOG_LEVEL", "warn", 1);  // the suite runs at "error"; this test reads a warning
+  const auto r = run_kiln({"synth", "--like", tiny.string(), out});
+  setenv("KILN_LOG_LEVEL", "error", 1);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("removed, the unfinished output of a run"), std::string::npos) << r.err;
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(tmp.path())) left.push_back(entry.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"out"});
+}
+
 }  // namespace
 }  // namespace kiln

@@ -3,6 +3,8 @@
 #include "util/file_io.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "support/test_support.hpp"
 #include "util/error.hpp"
@@ -62,6 +64,49 @@ TEST(FileIo, StagingDirectoryWithoutCommitLeavesNothing) {
   } catch (const std::runtime_error&) {}
   EXPECT_FALSE(std::filesystem::exists(out));
   EXPECT_EQ(count_entries(dir.path()), 0u);
+}
+
+// A child process stands for an export killed half-way: it ends without running destructors,
+// so its staging directory and lock file stay behind, the lock released by the kernel.
+TEST(FileIo, StagingDirectoryOfAKilledRunIsRemovedByTheNext) {
+  testing::TempDir dir;
+  const auto out = dir.path() / "out";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    StagingDirectory staging(out);
+    write_file_atomic(staging.path() / "model.bin", "half");
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_EQ(count_entries(dir.path()), 2u) << "the killed run's directory and its lock";
+  {
+    StagingDirectory next(out);
+    EXPECT_EQ(count_entries(dir.path()), 2u) << "the old pair replaced by this run's";
+    EXPECT_TRUE(std::filesystem::is_empty(next.path()));
+  }
+  EXPECT_EQ(count_entries(dir.path()), 0u);
+}
+
+TEST(FileIo, StagingDirectoryOfALiveRunIsLeftAlone) {
+  testing::TempDir dir;
+  const auto out = dir.path() / "out";
+  StagingDirectory first(out);
+  write_file_atomic(first.path() / "f", "x");
+  {
+    StagingDirectory second(out);
+    EXPECT_EQ(count_entries(dir.path()), 4u);
+  }
+  EXPECT_EQ(read_file(first.path() / "f"), "x");
+}
+
+TEST(FileIo, StagingDirectoryWithoutALockIsNamedNotRemoved) {
+  testing::TempDir dir;
+  const auto legacy = dir.path() / ".out.partial-abcdefgh";
+  std::filesystem::create_directory(legacy);
+  { StagingDirectory staging(dir.path() / "out"); }
+  EXPECT_TRUE(std::filesystem::exists(legacy));
 }
 
 TEST(FileIo, StagingDirectoryRefusesExistingTarget) {
