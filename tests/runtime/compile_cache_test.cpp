@@ -3,6 +3,9 @@
 // an entry with a flipped payload byte, a cut-off tail or a damaged header is reported corrupt,
 // one built from other weights stale, and each is rebuilt into a valid entry, never used.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <csignal>
 
 #include <cstring>
 #include <filesystem>
@@ -126,6 +129,28 @@ TEST_F(CompileCacheTest, UnwritableCacheDirIsAnError) {
   std::ofstream(tmp_.path() / "file") << "x";
   auto checkpoint = std::make_shared<ir::HfCheckpoint>(model_dir_);
   EXPECT_KILN_ERROR(testing::compile_cpu(checkpoint, {.cache_dir = tmp_.path() / "file"}), "CACHE_DIR", "file");
+}
+
+// A file-size limit stands for a full disk: the entry cannot be reserved (posix_fallocate fails
+// as it would with ENOSPC), so the load packs into memory instead, and gives the same logits.
+TEST_F(CompileCacheTest, AnEntryThatCannotBeWrittenFallsBackToMemory) {
+  const std::vector<float> want = uncached_logits();
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  rlimit small = saved;
+  small.rlim_cur = 4096;
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  CompileReport r;
+  std::vector<float> got;
+  EXPECT_NO_THROW(got = run(&r));
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(got, want);
+  EXPECT_FALSE(r.cache_enabled);
+  EXPECT_TRUE(fs::is_empty(cache_dir_)) << "the failed entry's temporary is removed";
+  EXPECT_EQ(run(&r), want);
+  EXPECT_EQ(r.lookup, CacheLookup::kMissing) << "written by the next load";
 }
 
 }  // namespace

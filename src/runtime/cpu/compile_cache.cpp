@@ -109,7 +109,11 @@ class WritableMapping {
   WritableMapping(const std::filesystem::path& path, std::size_t bytes) : path_(path), size_(bytes) {
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd_ < 0) fail(ErrorKind::kIo, "{}: cannot create: {}", path.string(), std::strerror(errno));
-    if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) fail_errno("cannot size");
+    // Blocks reserved now: a sparse file would meet a full disk as SIGBUS inside the mapping.
+    if (const int err = ::posix_fallocate(fd_, 0, static_cast<off_t>(bytes)); err != 0) {
+      errno = err;
+      fail_errno("cannot reserve");
+    }
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     if (p == MAP_FAILED) fail_errno("cannot map");
     data_ = static_cast<std::uint8_t*>(p);

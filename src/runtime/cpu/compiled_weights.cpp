@@ -87,13 +87,14 @@ std::unique_ptr<CompiledWeights> CompiledWeights::compile(WeightPlan plan, const
   std::unique_ptr<CompiledWeights> w(new CompiledWeights(std::move(plan)));
   CompileReport& r = w->report_;
   r.packed_bytes = w->plan_.total_bytes;
-  if (cache_dir.empty()) {
+  const auto pack_in_memory = [&] {
     AnonymousMemory& memory = w->storage_.emplace<AnonymousMemory>(w->plan_.total_bytes, /*huge_pages=*/true);
     pack_plan(w->plan_, {memory.data(), memory.size()}, pool, source);
     w->payload_ = memory.data();
     r.seconds = clock.elapsed_ms() / 1e3;
-    return w;
-  }
+    return std::move(w);
+  };
+  if (cache_dir.empty()) return pack_in_memory();
   r.cache_enabled = true;
   const CompileCache cache(cache_dir);
   r.entry = cache.entry_path(source.origin(), w->plan_.isa);
@@ -109,8 +110,17 @@ std::unique_ptr<CompiledWeights> CompiledWeights::compile(WeightPlan plan, const
       spdlog::warn("compile cache: entry {} is {} ({}); rebuilding it", r.entry.string(),
                    cache_lookup_name(found.lookup), found.reason);
     }
-    cache.write(r.entry, key, w->plan_, pool,
-                [&](std::span<std::uint8_t> payload) { pack_plan(w->plan_, payload, pool, source); });
+    try {
+      cache.write(r.entry, key, w->plan_, pool,
+                  [&](std::span<std::uint8_t> payload) { pack_plan(w->plan_, payload, pool, source); });
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kIo) throw;
+      // A cache that cannot be written (a full disk, a read-only folder) costs the next load its
+      // compile, not this load.
+      spdlog::warn("compile cache: {}; compiling without the cache", e.what());
+      r.cache_enabled = false;
+      return pack_in_memory();
+    }
     found = cache.open(r.entry, key, w->plan_, pool);
     if (found.lookup != CacheLookup::kHit) {
       fail(ErrorKind::kIo, "{}: the compile-cache entry just written does not read back ({})", r.entry.string(),
