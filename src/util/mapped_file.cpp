@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "util/error.hpp"
+#include "util/mapping_fault.hpp"
 
 namespace kiln {
 
@@ -38,6 +39,7 @@ MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
       fail(ErrorKind::kIo, "{}: cannot mmap {} bytes: {}", path.string(), size_, std::strerror(err));
     }
     data_ = static_cast<const std::uint8_t*>(p);
+    register_mapping(data_, size_, path_);
   }
   ::close(fd);  // the mapping keeps the file alive
 }
@@ -58,7 +60,10 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 }
 
 void MappedFile::release() {
-  if (data_ != nullptr) ::munmap(const_cast<std::uint8_t*>(data_), size_);
+  if (data_ != nullptr) {
+    unregister_mapping(data_);
+    ::munmap(const_cast<std::uint8_t*>(data_), size_);
+  }
   data_ = nullptr;
   size_ = 0;
 }
