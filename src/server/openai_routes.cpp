@@ -17,6 +17,7 @@
 #include "server/openapi_spec.hpp"
 #include "server/random_id.hpp"
 #include "util/error.hpp"
+#include "util/sha256.hpp"
 
 namespace kiln::server {
 namespace {
@@ -34,11 +35,12 @@ HttpResponse json_response(const json& body, int status = 200) {
   return r;
 }
 
-// Compares without an early exit, so response time does not reveal how much of a key matched.
+// Compares digests without an early exit, so response time reveals neither how much of a key
+// matched nor its length.
 bool same_secret(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
+  const std::string da = sha256_hex(a), db = sha256_hex(b);
   unsigned char diff = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  for (std::size_t i = 0; i < da.size(); ++i) diff |= static_cast<unsigned char>(da[i] ^ db[i]);
   return diff == 0;
 }
 
