@@ -3,6 +3,7 @@
 // generated tokenizer round-tripping text (decode(encode(x)) == x); same seed, same bytes; a signal
 // in the middle of writing leaves the output folder's parent as it was (empty).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <csignal>
 #include <fstream>
@@ -122,6 +123,27 @@ TEST(ExportCli, SignalledWriteLeavesNothing) {
     EXPECT_NE(kiln.err_text.find("interrupted"), std::string::npos) << kiln.err_text;
     EXPECT_TRUE(fs::is_empty(tmp.path())) << "signal " << sig << " left " << fs::directory_iterator(tmp.path())->path();
   }
+}
+
+// A file-size limit stands for a full disk (writes past it fail as ENOSPC would, with EFBIG):
+// export fails naming the file and the system's reason, and leaves the parent as it was. Root
+// ignores permissions, so a read-only folder cannot be tested this way; this can.
+TEST(ExportCli, AFullDiskFailsWithTheReasonAndLeavesNothing) {
+  testing::TempDir tmp;
+  const fs::path out = tmp.path() / "out";
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  rlimit small = saved;
+  small.rlim_cur = 64 << 10;
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // inherited by the child, as the limit
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  const auto r = run_kiln({"export", "--model", testing::golden_checkpoint_dir("llama3_tiny").string(),
+                           "--weight-format", "int8", out.string()});
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(tmp.path())) << fs::directory_iterator(tmp.path())->path();
 }
 
 // SIGKILL gives the command no chance to clean up: its staging folder stays, and the next run
