@@ -27,6 +27,7 @@ struct ServeFlags {
   std::int64_t max_tokens_limit = 0;
   std::int64_t drain_timeout_s = 30;
   std::int64_t request_timeout_s = 0;
+  std::int64_t read_timeout_s = 60;
   std::vector<std::string> allowed_origins;
   std::string reasoning_parser;
   std::string tool_call_parser;
@@ -72,6 +73,7 @@ void run(const ServeFlags& f) {
   o.http.max_body_bytes = f.max_body_bytes;
   o.http.drain_timeout = std::chrono::seconds(f.drain_timeout_s);
   o.http.request_timeout = std::chrono::seconds(f.request_timeout_s);
+  o.http.read_timeout = std::chrono::seconds(f.read_timeout_s);
   o.http.allowed_origins = f.allowed_origins;
   o.routes.api_key = f.api_key_file.empty() ? f.api_key : read_key_file(f.api_key_file);
   o.routes.max_waiting = f.max_waiting;
@@ -120,6 +122,11 @@ void register_serve_command(CLI::App& app) {
       ->check(at_least(0));
   cmd->add_option("--request-timeout", f->request_timeout_s,
                   "Cancel a generation that runs longer than this many seconds (504, or an error event; 0: never)")
+      ->capture_default_str()
+      ->check(at_least(0));
+  cmd->add_option("--read-timeout", f->read_timeout_s,
+                  "Close a connection that takes longer than this many seconds to send a request, or idles "
+                  "longer between requests (0: never)")
       ->capture_default_str()
       ->check(at_least(0));
   cmd->add_option("--allowed-origins", f->allowed_origins,

@@ -177,6 +177,20 @@ class HttpServer::Impl {
     }
   }
 
+  // Closes the connection's socket unless cancelled within the read timeout: the reads waiting
+  // on it end with operation_aborted, and the connection with them.
+  asio::steady_timer read_deadline(const std::shared_ptr<Connection>& connection) {
+    asio::steady_timer timer(io_);
+    if (options_.read_timeout.count() == 0) return timer;
+    timer.expires_after(options_.read_timeout);
+    timer.async_wait([connection](const beast::error_code& ec) {
+      if (ec) return;  // cancelled: the request arrived in time
+      beast::error_code ignored;
+      connection->socket.close(ignored);
+    });
+    return timer;
+  }
+
   awaitable<void> serve(std::shared_ptr<Connection> connection) {
     beast::flat_buffer buffer;
     for (bool keep_alive = true; keep_alive && !draining_;) {
@@ -184,6 +198,7 @@ class HttpServer::Impl {
       parser.body_limit(options_.max_body_bytes);
       connection->idle = true;
       beast::error_code ec;
+      asio::steady_timer deadline = read_deadline(connection);
       co_await http::async_read_header(connection->socket, buffer, parser, asio::redirect_error(use_awaitable, ec));
       connection->idle = false;
       if (!ec && parser.get()[http::field::expect] == "100-continue") {
@@ -191,6 +206,7 @@ class HttpServer::Impl {
         co_await http::async_write(connection->socket, go_on, asio::redirect_error(use_awaitable, ec));
       }
       if (!ec) co_await http::async_read(connection->socket, buffer, parser, asio::redirect_error(use_awaitable, ec));
+      deadline.cancel();
       if (ec == http::error::body_limit) {
         co_await send(*connection,
                       error_response(ApiError::too_large("the request body is larger than the limit of " +
@@ -199,6 +215,7 @@ class HttpServer::Impl {
         break;
       }
       if (ec) {
+        if (!connection->socket.is_open()) break;  // closed by the read deadline
         if (ec != http::error::end_of_stream && ec != asio::error::eof && ec != asio::error::operation_aborted &&
             ec != asio::error::connection_reset) {
           co_await send(*connection, error_response(ApiError::bad_request("malformed HTTP request: " + ec.message())),

@@ -27,6 +27,9 @@ struct HttpServerOptions {
   std::size_t max_body_bytes = 8u << 20;
   std::chrono::seconds drain_timeout{30};
   std::chrono::seconds request_timeout{0};  // a pending reply past this expires (0: never)
+  // A connection that takes longer to send a whole request (or idles longer between requests)
+  // is closed, so slow or silent clients cannot hold every socket (0: never).
+  std::chrono::seconds read_timeout{60};
   // Origins allowed to call from a browser (CORS), "*" for any; none: CORS off (no headers, and
   // OPTIONS goes to the handler like any method).
   std::vector<std::string> allowed_origins;

@@ -97,6 +97,16 @@ class Client {
     }
     return true;
   }
+  // Whether the server closes the connection (recv sees the end) before the receive timeout.
+  bool closed_by_server() {
+    char buffer[4096];
+    for (;;) {
+      const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+      if (n == 0) return true;
+      if (n < 0) return false;
+      received.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
   std::string read_all() {
     read_until(std::string(1, '\0'));  // never arrives: reads to the end
     return received;
@@ -190,6 +200,25 @@ TEST(HttpServer, BodyOverTheLimitIs413) {
   const std::string all = client.read_all();
   EXPECT_EQ(all.rfind("HTTP/1.1 413", 0), 0u) << all;
   EXPECT_NE(all.find("limit of 10 bytes"), std::string::npos) << all;
+}
+
+// A client that sends half a request and stops, and one that connects and sends nothing, are
+// closed after the read timeout; a client that sends its request in time is answered.
+TEST(HttpServer, SlowAndSilentClientsAreClosedAfterTheReadTimeout) {
+  HttpServerOptions options;
+  options.read_timeout = 1s;
+  Running server(echo, options);
+  Client slow(server.port), silent(server.port), prompt(server.port);
+  slow.send("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhalf");
+  prompt.send("GET /a HTTP/1.1\r\nHost: x\r\nX-Test: one\r\n\r\n");
+  ASSERT_TRUE(prompt.read_until("GET /a one "));
+  EXPECT_TRUE(slow.closed_by_server());
+  EXPECT_EQ(slow.received, "") << "no reply to half a request";
+  EXPECT_TRUE(silent.closed_by_server());
+  EXPECT_TRUE(prompt.closed_by_server()) << "an idle keep-alive connection is closed too";
+  Client after(server.port);
+  after.post("/b", "body");
+  EXPECT_NE(after.read_all().find("POST /b  body"), std::string::npos) << "the server goes on";
 }
 
 TEST(HttpServer, HandlerExceptionIs500AndTheServerGoesOn) {
