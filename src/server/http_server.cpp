@@ -11,6 +11,8 @@
 #include <cctype>
 #include <list>
 
+#include <fmt/format.h>
+
 #include "server/api_error.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -24,6 +26,8 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using asio::awaitable;
 using asio::use_awaitable;
+
+constexpr std::uint32_t kMaxHeaderBytes = 8192;  // request line and headers (Beast's default)
 
 // A wakeup a coroutine can wait for: fire() (on the server's thread) ends the current wait, or
 // the next one at once, so a fire between two waits is never lost.
@@ -196,6 +200,7 @@ class HttpServer::Impl {
     for (bool keep_alive = true; keep_alive && !draining_;) {
       http::request_parser<http::string_body> parser;
       parser.body_limit(options_.max_body_bytes);
+      parser.header_limit(kMaxHeaderBytes);
       connection->idle = true;
       beast::error_code ec;
       asio::steady_timer deadline = read_deadline(connection);
@@ -207,6 +212,15 @@ class HttpServer::Impl {
       }
       if (!ec) co_await http::async_read(connection->socket, buffer, parser, asio::redirect_error(use_awaitable, ec));
       deadline.cancel();
+      if (ec == http::error::header_limit) {
+        co_await send(
+            *connection,
+            error_response(
+                ApiError(431, fmt::format("the request headers are larger than the limit of {} bytes", kMaxHeaderBytes),
+                         "invalid_request_error")),
+            11, false);
+        break;
+      }
       if (ec == http::error::body_limit) {
         co_await send(*connection,
                       error_response(ApiError::too_large("the request body is larger than the limit of " +

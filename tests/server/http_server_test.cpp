@@ -221,6 +221,15 @@ TEST(HttpServer, SlowAndSilentClientsAreClosedAfterTheReadTimeout) {
   EXPECT_NE(after.read_all().find("POST /b  body"), std::string::npos) << "the server goes on";
 }
 
+TEST(HttpServer, HeadersOverTheLimitAre431) {
+  Running server(echo);
+  Client client(server.port);
+  client.send("GET /a HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(9000, 'a') + "\r\n\r\n");
+  const std::string all = client.read_all();
+  EXPECT_EQ(all.rfind("HTTP/1.1 431", 0), 0u) << all;
+  EXPECT_NE(all.find("limit of 8192 bytes"), std::string::npos) << all;
+}
+
 TEST(HttpServer, HandlerExceptionIs500AndTheServerGoesOn) {
   Running server([](const HttpRequest& r) -> Reply {
     if (r.path == "/boom") throw std::runtime_error("boom");
