@@ -48,6 +48,7 @@ void remove_abandoned_staging(const std::filesystem::path& parent, const std::fi
   for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
     if (entry.path().filename().string().starts_with(prefix)) found.push_back(entry.path());
   }
+  if (!found.empty()) init_logging();
   for (const std::filesystem::path& path : found) {
     if (path.string().ends_with(kLockSuffix)) continue;
     const std::filesystem::path lock = lock_path(path);
