@@ -15,6 +15,27 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+// NOTE: deeper JSON is refused. nlohmann's copy and dump recurse once per level, so a field of
+// 100,000 '[' (200 KB, well under the body limit) overflowed the stack of the thread that read
+// the request (guided_json is dumped, chat_template_kwargs copied): a crash of the whole server.
+// Real schemas and arguments nest a few dozen levels at most.
+constexpr int kMaxJsonDepth = 128;
+
+// `text` parsed, or a discarded value when it is not JSON; nesting past kMaxJsonDepth is a 400
+// naming `field` ("" for the body).
+json parse_json_text(const std::string& text, const std::string& field) {
+  const auto limit_depth = [&](int depth, json::parse_event_t event, json&) {
+    const bool opens = event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
+    if (opens && depth >= kMaxJsonDepth) {
+      throw ApiError::bad_request(fmt::format("{} nests deeper than {} levels",
+                                              field.empty() ? "the request body" : "'" + field + "'", kMaxJsonDepth),
+                                  field);
+    }
+    return true;
+  };
+  return json::parse(text, limit_depth, false);
+}
+
 // The field, or nullptr when absent or null (OpenAI clients send null for "not set").
 const json* find(const json& body, const char* name) {
   const auto it = body.find(name);
@@ -110,7 +131,7 @@ json read_tool_calls(const json& calls, const std::string& where) {
     if (name == nullptr) bad(at + ".function.name", "is required");
     const json* arguments = find(*function, "arguments");
     if (arguments == nullptr) bad(at + ".function.arguments", "is required");
-    json args = json::parse(text(*arguments, at + ".function.arguments"), nullptr, false);
+    json args = parse_json_text(text(*arguments, at + ".function.arguments"), at + ".function.arguments");
     if (args.is_discarded()) bad(at + ".function.arguments", "must be JSON text");
     out.push_back(
         {{"id", text(*id, at + ".id")},
@@ -428,7 +449,7 @@ std::optional<std::int64_t> json_integer(const json& v) {
 }
 
 nlohmann::ordered_json parse_json_body(const std::string& body) {
-  json parsed = json::parse(body, nullptr, false);
+  json parsed = parse_json_text(body, "");
   if (parsed.is_discarded()) throw ApiError::bad_request("the request body is not valid JSON");
   if (!parsed.is_object()) throw ApiError::bad_request("the request body must be a JSON object");
   return parsed;

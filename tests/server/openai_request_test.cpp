@@ -268,6 +268,28 @@ TEST(OpenAiRequest, BodyMustBeAJsonObject) {
   EXPECT_TRUE(parse_json_body(R"({"a": 1})").is_object());
 }
 
+TEST(OpenAiRequest, DeepNestingIsA400NotACrash) {
+  // 100,000 levels (200 KB) overflowed the stack where the request was read, before the limit.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  try {
+    parse_json_body("{\"guided_json\": " + deep + "}");
+    ADD_FAILURE() << "no error for a body nested 100,000 deep";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status(), 400);
+    EXPECT_NE(std::string(e.what()).find("128 levels"), std::string::npos) << e.what();
+  }
+  // The body's object is level 0: 127 arrays inside it still parse, 128 do not.
+  EXPECT_TRUE(parse_json_body("{\"a\": " + std::string(127, '[') + std::string(127, ']') + "}").is_object());
+  EXPECT_THROW(parse_json_body("{\"a\": " + std::string(128, '[') + std::string(128, ']') + "}"), ApiError);
+  // Tool-call arguments arrive as JSON text inside the body: the same limit, naming the field.
+  const json call = {{"id", "c"}, {"type", "function"}, {"function", {{"name", "f"}, {"arguments", deep}}}};
+  expect_bad(
+      [&] {
+        chat({{"messages", {{{"role", "assistant"}, {"content", ""}, {"tool_calls", {call}}}}}});
+      },
+      "messages[0].tool_calls[0].function.arguments");
+}
+
 TEST(OpenAiRequest, ErrorBodyHasOpenAisShape) {
   const json body = json::parse(ApiError::bad_request("'n' must be an integer", "n").to_json());
   EXPECT_EQ(body["error"]["message"], "'n' must be an integer");
