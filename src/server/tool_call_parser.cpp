@@ -51,10 +51,12 @@ class CallReader : public ToolCallParser {
 
   bool closed() const { return closed_; }
 
-  // Content, except whitespace after a call (it separates calls; kept only when text follows).
+  // Content, except whitespace right after a call (it separates calls; kept only when text
+  // follows). Once text has followed, whitespace is content again: held back, a trailing "\n"
+  // streamed on its own was lost, while the same text pushed whole kept it.
   void add_content(std::string_view text, ParsedOutput& out) {
     if (closed_ || text.empty()) return;
-    if (calls_ == 0) {
+    if (!after_call_) {
       out.content += text;
       return;
     }
@@ -62,6 +64,7 @@ class CallReader : public ToolCallParser {
     if (!all_space(gap_)) {
       out.content += gap_;
       gap_.clear();
+      after_call_ = false;
     }
   }
 
@@ -167,6 +170,7 @@ class CallReader : public ToolCallParser {
   }
   void end_call() {
     ++calls_;
+    after_call_ = true;
     if (single_call_) closed_ = true;
   }
   std::string new_id() const {
@@ -175,9 +179,10 @@ class CallReader : public ToolCallParser {
 
   const ToolCallFormat format_;
   const bool single_call_;
-  std::size_t calls_ = 0;  // calls ended; also the index of the one being read
-  bool closed_ = false;    // single_call_ and the call ended: the rest is dropped
-  std::string gap_;        // whitespace after a call
+  std::size_t calls_ = 0;    // calls ended; also the index of the one being read
+  bool closed_ = false;      // single_call_ and the call ended: the rest is dropped
+  bool after_call_ = false;  // a call ended and only whitespace (gap_) followed it yet
+  std::string gap_;          // whitespace after a call
   std::optional<ToolCallObjectReader> object_;
   std::optional<JsonValueScanner> arguments_;
   std::string raw_;  // the object call's text so far

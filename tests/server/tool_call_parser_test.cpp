@@ -86,6 +86,18 @@ TEST(ToolCallParser, HermesCallsAfterContentWithTrickyArguments) {
   EXPECT_TRUE(p.calls[0].id.starts_with("call_"));
 }
 
+TEST(ToolCallParser, WhitespaceAfterTextThatFollowsACallIsKept) {
+  // Whitespace right after a call is held back (it may only separate calls); held back after
+  // text too, a last "\n" streamed on its own was lost while the whole text kept it.
+  const Parsed hermes =
+      parse_every_way(ToolCallFormat::kHermes, "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>\nDone. \n");
+  EXPECT_EQ(hermes.content, "\nDone. \n");  // the gap is kept too: text followed it
+  EXPECT_EQ(hermes.calls.size(), 1u);
+  const Parsed llama = parse_every_way(ToolCallFormat::kLlama3Json, "{\"name\": \"f\", \"parameters\": {}} ok\n");
+  EXPECT_EQ(llama.content, "ok\n");
+  EXPECT_EQ(llama.calls.size(), 1u);
+}
+
 TEST(ToolCallParser, PlainTextAndNearMissesAreContent) {
   for (const std::string& text : {std::string("just words < tool_call > {\"name\": 1}"), std::string("<tool_call"),
                                   std::string("a <tool_call>not json</tool_call> b"),
