@@ -12,8 +12,8 @@ if [ -z "$cxx" ] || [ -z "$cc" ]; then
 fi
 CC=$cc CXX=$cxx cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DKILN_BUILD_FUZZERS=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF > "$build.configure.log"
-cmake --build "$build" --target tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz grammar_fuzz
-for target in tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz grammar_fuzz; do
+cmake --build "$build" --target tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz grammar_fuzz server_fuzz
+for target in tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz grammar_fuzz server_fuzz; do
   echo "== $target: ${seconds}s"
   corpus="$build/corpus-$target"
   mkdir -p "$corpus"
@@ -22,6 +22,7 @@ for target in tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz grammar_fuzz; do
   seeds=()  # committed inputs the target starts from (read-only), and a length limit for them
   [ "$target" = gguf_fuzz ] && seeds=("$src/tests/data/gguf" -max_len=32768)
   [ "$target" = grammar_fuzz ] && seeds=("$src/tests/data/grammar/fuzz_seeds" -max_len=4096)
+  [ "$target" = server_fuzz ] && seeds=("$src/tests/data/server/fuzz_seeds" -max_len=4096)
   if [ "$target" = openvino_fuzz ]; then  # the fixtures' graphs, without their weights
     mkdir -p "$build/seeds-openvino"
     for xml in "$src"/tests/data/openvino/models/*/openvino_model.xml; do
