@@ -42,4 +42,21 @@ ChatPrompt render_chat_prompt(const ChatTemplate& chat_template, const Completio
   return prompt;
 }
 
+bool constrain_tool_calls(ToolCallFormat format, const ChatPrompt& prompt, CompletionRequest& request) {
+  std::optional<StructuredOutputConfig>& constraint = request.config.structured_output_config;
+  if (request.tool_choice.mode == ToolChoice::Mode::kNone) return false;
+  if (!prompt.prefill.empty()) {  // required or named: the call is forced, and its grammar enforced
+    if (constraint) {
+      throw ApiError::bad_request(
+          "a structured output constraint cannot be combined with tool_choice 'required' or a named tool",
+          "tool_choice");
+    }
+    constraint = forced_tool_call(format, request.tools, request.tool_choice.name);
+    return false;
+  }
+  if (constraint) return false;
+  constraint = optional_tool_calls(format, request.tools);  // auto: a call the model makes must parse
+  return constraint.has_value();
+}
+
 }  // namespace kiln::server

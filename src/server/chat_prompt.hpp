@@ -1,6 +1,6 @@
 // A chat request's prompt: its messages and tools rendered by the model's chat template (as
 // transformers' apply_chat_template does), then, when tool_choice forces a call, the start of
-// that call written for the model to continue.
+// that call written for the model to continue; and the grammar that holds its calls to the tools.
 #pragma once
 
 #include <optional>
@@ -22,5 +22,12 @@ struct ChatPrompt {
 // cuts it. Throws ApiError (400) where the template refuses the conversation, with its message.
 ChatPrompt render_chat_prompt(const ChatTemplate& chat_template, const CompletionRequest& request,
                               std::optional<ToolCallFormat> format);
+
+// The tool-call grammar of a chat request with tools, set in request.config: a forced call's
+// (tool_choice required or named; prompt.prefill is its start), or for tool_choice auto the
+// optional calls' where `format` has one and no other constraint was asked for. A forced call
+// with another constraint is an ApiError (400). True when it set tool_choice auto's grammar,
+// which the caller may drop where kiln's grammar cannot compile the tools' schemas.
+bool constrain_tool_calls(ToolCallFormat format, const ChatPrompt& prompt, CompletionRequest& request);
 
 }  // namespace kiln::server

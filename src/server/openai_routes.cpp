@@ -274,17 +274,7 @@ Reply OpenAiRoutes::completion(Endpoint endpoint, const HttpRequest& request) {
       if (format == ToolCallFormat::kMistral) r.config.skip_special_tokens = false;
       const bool named = r.tool_choice.mode == ToolChoice::Mode::kNamed;
       context.tools = ToolCalling{format, named || !r.parallel_tool_calls, named, prompt.prefill};
-      if (!prompt.prefill.empty()) {  // required or named: the call is forced, and its grammar enforced
-        if (r.config.structured_output_config) {
-          throw ApiError::bad_request(
-              "a structured output constraint cannot be combined with tool_choice 'required' or a named tool",
-              "tool_choice");
-        }
-        r.config.structured_output_config = forced_tool_call(format, r.tools, r.tool_choice.name);
-      } else if (!r.config.structured_output_config) {  // auto: a call the model makes must parse
-        r.config.structured_output_config = optional_tool_calls(format, r.tools);
-        tool_calls_enforced = r.config.structured_output_config.has_value();
-      }
+      tool_calls_enforced = constrain_tool_calls(format, prompt, r);
     }
     if (model.parsers.split_reasoning) {
       // A template that ends its generation prompt in <think> (DeepSeek-R1's) opens the block.

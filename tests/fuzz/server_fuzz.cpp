@@ -74,20 +74,15 @@ const kiln::ChatTemplate& qwen3_template() {
 constexpr ToolCallFormat kFormats[] = {ToolCallFormat::kHermes, ToolCallFormat::kLlama3Json, ToolCallFormat::kMistral};
 
 // What OpenAiRoutes::completion does with a parsed chat request before it tokenizes the prompt:
-// the prompt, and for tools the grammar that enforces a forced call or checks an optional one.
+// the prompt, and for tools the grammar that enforces a forced call or checks an optional one
+// (validated as the engine would first).
 void prepare_chat(CompletionRequest r, ToolCallFormat format) {
   const ChatPrompt prompt = render_chat_prompt(qwen3_template(), r, format);
-  if (r.tool_choice.mode == ToolChoice::Mode::kNone) return;
-  if (!prompt.prefill.empty()) {
-    if (r.config.structured_output_config) return;  // the route refuses the pair (a 400)
-    r.config.structured_output_config = forced_tool_call(format, r.tools, r.tool_choice.name);
-  } else if (!r.config.structured_output_config) {
-    r.config.structured_output_config = optional_tool_calls(format, r.tools);
-  }
+  constrain_tool_calls(format, prompt, r);
   try {
     r.config.validate();  // the engine's first check; its errors become 400s, not 500s
   } catch (const kiln::Error& e) {
-    check(e.kind() != kiln::ErrorKind::kInternal, "a tool-call grammar config failed as an internal error");
+    check(e.kind() != kiln::ErrorKind::kInternal, "a chat request's config failed as an internal error");
   }
 }
 

@@ -79,5 +79,33 @@ TEST(ChatPrompt, MistakesAreNamed) {
   EXPECT_EQ(param({{"documents", {1}}}), "documents[0]");
 }
 
+TEST(ChatPrompt, ToolCallGrammarFollowsToolChoice) {
+  const json tools = json::array(
+      {{{"type", "function"}, {"function", {{"name", "f"}}}}, {{"type", "function"}, {"function", {{"name", "g"}}}}});
+  // auto: Hermes's calls open with a marker of their own, so they are checked; Llama 3's are not.
+  CompletionRequest r = chat({{"tools", tools}});
+  EXPECT_TRUE(constrain_tool_calls(ToolCallFormat::kHermes, {}, r));
+  ASSERT_TRUE(r.config.structured_output_config);
+  EXPECT_EQ(r.config.structured_output_config->triggers, std::vector<std::string>{"<tool_call>"});
+  EXPECT_EQ(r.config.structured_output_config->structural_tags.size(), 2u);
+  r = chat({{"tools", tools}});
+  EXPECT_FALSE(constrain_tool_calls(ToolCallFormat::kLlama3Json, {}, r));
+  EXPECT_FALSE(r.config.structured_output_config);
+  // Named: after the prefill, only that tool's arguments and the call's end.
+  r = chat({{"tools", tools}, {"tool_choice", {{"type", "function"}, {"function", {{"name", "g"}}}}}});
+  const ChatPrompt prompt{"", tool_call_prefill(ToolCallFormat::kHermes, "g")};
+  EXPECT_FALSE(constrain_tool_calls(ToolCallFormat::kHermes, prompt, r));
+  ASSERT_TRUE(r.config.structured_output_config);
+  EXPECT_EQ(r.config.structured_output_config->structural_tags.size(), 1u);
+  // A forced call cannot also follow a response format.
+  r = chat({{"tools", tools}, {"tool_choice", "required"}, {"response_format", {{"type", "json_object"}}}});
+  try {
+    constrain_tool_calls(ToolCallFormat::kHermes, {"", tool_call_prefill(ToolCallFormat::kHermes, "")}, r);
+    ADD_FAILURE() << "a forced call with a response format";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.param(), "tool_choice");
+  }
+}
+
 }  // namespace
 }  // namespace kiln::server
