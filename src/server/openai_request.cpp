@@ -352,6 +352,10 @@ std::optional<StructuredOutputConfig> read_structured_output(const json& body) {
     }
   }
   if (const json* schema = find(body, "guided_json")) {
+    // A schema sent as text is held to the body's depth limit too: the grammar compiler recurses
+    // once per level of it, and 10,000 levels overflowed its stack. (Text that is not JSON is
+    // left for the compiler to refuse.)
+    if (schema->is_string()) (void)parse_json_text(schema->get<std::string>(), "guided_json");
     StructuredOutputConfig s;
     s.json_schema = schema->is_string() ? schema->get<std::string>() : schema->dump();
     found.emplace_back("guided_json", s);

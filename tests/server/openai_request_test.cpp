@@ -288,6 +288,10 @@ TEST(OpenAiRequest, DeepNestingIsA400NotACrash) {
         chat({{"messages", {{{"role", "assistant"}, {"content", ""}, {"tool_calls", {call}}}}}});
       },
       "messages[0].tool_calls[0].function.arguments");
+  // So is a guided_json schema sent as text, which the grammar compiler walks level by level.
+  expect_bad([&] { chat({{"guided_json", deep}}); }, "guided_json");
+  EXPECT_TRUE(
+      chat({{"guided_json", R"({"type": "array", "items": {"type": "integer"}})"}}).config.structured_output_config);
 }
 
 TEST(OpenAiRequest, ErrorBodyHasOpenAisShape) {
