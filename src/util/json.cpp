@@ -10,6 +10,8 @@ Json read_json_file(const std::filesystem::path& path) {
     return Json::parse(text);
   } catch (const Json::parse_error& e) {
     fail("{}: invalid JSON at byte {}: {}", path.string(), e.byte, e.what());
+  } catch (const Json::exception& e) {  // a number too large for a double (out_of_range 406)
+    fail("{}: invalid JSON: {}", path.string(), e.what());
   }
 }
 
@@ -19,6 +21,8 @@ nlohmann::ordered_json read_ordered_json_file(const std::filesystem::path& path)
     return nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::ordered_json::parse_error& e) {
     fail("{}: invalid JSON at byte {}: {}", path.string(), e.byte, e.what());
+  } catch (const nlohmann::ordered_json::exception& e) {  // a number too large for a double (out_of_range 406)
+    fail("{}: invalid JSON: {}", path.string(), e.what());
   }
 }
 

@@ -37,5 +37,15 @@ TEST(ReadJsonFile, SyntaxErrorNamesFileAndOffset) {
   EXPECT_KILN_ERROR(read_json_file(path), "bad.json", "invalid JSON at byte");
 }
 
+// Found by model_files_fuzz: nlohmann reports a number past a double as out_of_range, not as a
+// parse_error, and that escaped as a non-kiln exception.
+TEST(ReadJsonFile, NumberTooLargeForADoubleIsAKilnError) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "generation_config.json";
+  write_file_atomic(path, "{\"bos_token_id\": 311e400}");
+  EXPECT_KILN_ERROR(read_json_file(path), "generation_config.json", "invalid JSON", "311e400");
+  EXPECT_KILN_ERROR(read_ordered_json_file(path), "generation_config.json", "invalid JSON", "311e400");
+}
+
 }  // namespace
 }  // namespace kiln
