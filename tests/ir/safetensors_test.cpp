@@ -61,6 +61,13 @@ TEST(Safetensors, HeaderNotJson) {
   EXPECT_KILN_ERROR(SafetensorsFile{path}, "header is not valid JSON");
 }
 
+// A number past a double is nlohmann's out_of_range, which must not escape as itself.
+TEST(Safetensors, HeaderNumberTooLargeForADouble) {
+  testing::TempDir dir;
+  auto path = write_raw(dir, R"({"__metadata__": {"x": 1e400}})", "");
+  EXPECT_KILN_ERROR(SafetensorsFile{path}, "model.safetensors", "header is not valid JSON", "1e400");
+}
+
 TEST(Safetensors, OffsetsOutOfBoundsMeansTruncated) {
   testing::TempDir dir;
   auto path = write_raw(dir, R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", std::string(8, '\0'));
