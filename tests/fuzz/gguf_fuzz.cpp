@@ -3,14 +3,13 @@
 // kiln's tokenizer. A kiln::Error is the expected outcome for a bad file; a crash, a sanitizer
 // report, any other exception or an allocation past -rss_limit_mb is a bug. The seeds are the
 // committed fixtures (tests/data/gguf). Run: gguf_fuzz -dict=tests/fuzz/gguf.dict CORPUS SEEDS
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
+#include "fuzz_scratch.hpp"
 #include "ir/gguf_model.hpp"
 #include "ir/gguf_vocab.hpp"
 #include "kiln/tokenizer.hpp"
@@ -21,9 +20,7 @@ namespace {
 
 // GgufFile maps a file: each input is written to one in memory-backed storage first.
 const std::filesystem::path& input_path() {
-  static const std::filesystem::path path =
-      std::filesystem::path(std::filesystem::exists("/dev/shm") ? "/dev/shm" : std::filesystem::temp_directory_path()) /
-      ("kiln-gguf-fuzz-" + std::to_string(getpid()) + ".gguf");
+  static const std::filesystem::path path = kiln::fuzz::scratch_dir("gguf") / "input.gguf";
   return path;
 }
 

@@ -4,14 +4,13 @@
 // graph; a crash, a sanitizer report, any other exception or an allocation past -rss_limit_mb is
 // a bug. Seeds: the fixtures' XML files (tests/data/openvino/models).
 // Run: openvino_fuzz -dict=tests/fuzz/openvino.dict -max_len=400000 CORPUS SEEDS
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
+#include "fuzz_scratch.hpp"
 #include "ir/openvino_model.hpp"
 #include "util/error.hpp"
 #include "util/file_io.hpp"
@@ -24,10 +23,8 @@ namespace fs = std::filesystem;
 // the fixture's config.json and .bin.
 const fs::path& model_dir() {
   static const fs::path dir = [] {
-    const fs::path d = fs::path(fs::exists("/dev/shm") ? "/dev/shm" : fs::temp_directory_path()) /
-                       ("kiln-openvino-fuzz-" + std::to_string(getpid()));
+    const fs::path& d = kiln::fuzz::scratch_dir("openvino");
     const fs::path fixture = fs::path(KILN_FUZZ_OPENVINO_FIXTURE);
-    fs::create_directories(d);
     for (const char* name : {"config.json", "openvino_model.bin"}) {
       fs::copy_file(fixture / name, d / name, fs::copy_options::overwrite_existing);
     }
