@@ -25,20 +25,30 @@ std::vector<std::int64_t> parse_shape(const Json& shape, const std::string& wher
   std::vector<std::int64_t> dims;
   for (const Json& d : shape) {
     if (!d.is_number_unsigned()) fail("{}: 'shape' has a non-integer or negative entry {}", where, d.dump());
+    // Past int64 the entry would read back negative; an empty tensor would not catch it by size.
+    if (d.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      fail("{}: 'shape' entry {} is out of range (at most 2^63 - 1)", where, d.dump());
+    }
     dims.push_back(d.get<std::int64_t>());
   }
   return dims;
 }
 
-// numel * element size, or an error if it overflows 64 bits.
+// numel * element size, or an error if it overflows 64 bits or the element count passes int64
+// part way (TensorView::num_elements multiplies the dims in order as int64: with 1-byte types
+// and a later zero dimension the byte count alone does not catch that).
 std::uint64_t checked_byte_size(const std::vector<std::int64_t>& shape, std::size_t element_size,
                                 const std::string& where) {
+  constexpr auto kMaxCount = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   std::uint64_t n = element_size;
+  std::uint64_t count = 1;
   for (std::int64_t d : shape) {
-    if (d != 0 && n > std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(d)) {
+    const auto u = static_cast<std::uint64_t>(d);
+    if (u != 0 && (n > std::numeric_limits<std::uint64_t>::max() / u || count > kMaxCount / u)) {
       fail("{}: shape {} is too large", where, format_shape(shape));
     }
-    n *= static_cast<std::uint64_t>(d);
+    n *= u;
+    count *= u;
   }
   return n;
 }

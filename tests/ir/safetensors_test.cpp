@@ -108,5 +108,16 @@ TEST(Safetensors, MalformedEntries) {
   EXPECT_KILN_ERROR(SafetensorsFile{path}, "tensor 'w'", "missing required field 'dtype'");
 }
 
+// An entry past int64 read back as -1; with a zero dimension the byte count (0) still matched,
+// so the view came out with a negative dimension.
+TEST(Safetensors, ShapeBeyondInt64) {
+  testing::TempDir dir;
+  auto path = write_raw(dir, R"({"w":{"dtype":"F16","shape":[0,18446744073709551615],"data_offsets":[0,0]}})", "");
+  EXPECT_KILN_ERROR(SafetensorsFile{path}, "tensor 'w'", "'shape' entry 18446744073709551615 is out of range");
+  // 2^62 * 2 elements pass int64 before the 0 makes the tensor empty (and its byte count 0).
+  path = write_raw(dir, R"({"w":{"dtype":"U8","shape":[4611686018427387904,2,0],"data_offsets":[0,0]}})", "");
+  EXPECT_KILN_ERROR(SafetensorsFile{path}, "tensor 'w'", "is too large");
+}
+
 }  // namespace
 }  // namespace kiln::ir
