@@ -23,9 +23,16 @@ constexpr std::array<Architecture, 5> kArchitectures{{{"LlamaForCausalLM", "llam
                                                       {"MistralForCausalLM", "mistral"},
                                                       {"Phi3ForCausalLM", "phi3"}}};
 
-std::int64_t positive(const JsonFields& f, std::string_view key) {
+// Sizes past these are corruption, not large models (the largest have ~130 layers, and widths
+// and vocabularies under 2^20). Bounding them keeps every product of two sizes inside int64
+// and the per-layer work of a load (the sliding-window table, Phi-3's split) small.
+constexpr std::int64_t kMaxSize = std::int64_t{1} << 31;
+constexpr std::int64_t kMaxLayers = 4096;
+
+std::int64_t positive(const JsonFields& f, std::string_view key, std::int64_t max = kMaxSize) {
   const auto v = f.get<std::int64_t>(key);
   if (v <= 0) f.fail_field(key, fmt::format("must be positive, got {}", v));
+  if (v > max) f.fail_field(key, fmt::format("must be at most {}, got {}", max, v));
   return v;
 }
 
@@ -214,7 +221,7 @@ ModelConfig parse_model_config(const Json& json, const std::string& origin) {
   if (act != "silu") f.fail_field("hidden_act", fmt::format("'{}' is not supported (accepted: silu)", act));
 
   c.hidden_size = positive(f, "hidden_size");
-  c.num_layers = positive(f, "num_hidden_layers");
+  c.num_layers = positive(f, "num_hidden_layers", kMaxLayers);
   c.num_heads = positive(f, "num_attention_heads");
   c.num_kv_heads = f.has("num_key_value_heads") ? positive(f, "num_key_value_heads") : c.num_heads;
   if (c.num_heads % c.num_kv_heads != 0) {

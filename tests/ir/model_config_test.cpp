@@ -93,5 +93,21 @@ TEST(ModelConfig, FieldErrorsNameTheField) {
   EXPECT_KILN_ERROR(parse_model_config(j, "config.json"), "eos_token_id");
 }
 
+// A model_files_fuzz input: 10^12 layers with a sliding window allocated a 125 GB layer table
+// (and made Phi-3's split loop 10^12 times); widths past 2^31 overflow q_dim() and kv_dim().
+TEST(ModelConfig, SizesBeyondAnyModelAreRejected) {
+  Json j = base_config();
+  j["num_hidden_layers"] = 1000000000000;
+  EXPECT_KILN_ERROR(parse_model_config(j, "config.json"), "num_hidden_layers", "must be at most 4096");
+  j = base_config();
+  j["architectures"] = {"MistralForCausalLM"};
+  j["sliding_window"] = 4096;
+  j["num_hidden_layers"] = 1000000000000;
+  EXPECT_KILN_ERROR(parse_model_config(j, "config.json"), "num_hidden_layers", "1000000000000");
+  j = base_config();
+  j["head_dim"] = 4398046511104;  // 2^42: num_heads * head_dim passes int64 for 2^21+ heads
+  EXPECT_KILN_ERROR(parse_model_config(j, "config.json"), "head_dim", "must be at most 2147483648");
+}
+
 }  // namespace
 }  // namespace kiln::ir
