@@ -12,8 +12,9 @@ if [ -z "$cxx" ] || [ -z "$cc" ]; then
 fi
 CC=$cc CXX=$cxx cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DKILN_BUILD_FUZZERS=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF > "$build.configure.log"
-cmake --build "$build" --target tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz grammar_fuzz server_fuzz
-for target in tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz grammar_fuzz server_fuzz; do
+targets=(tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz grammar_fuzz server_fuzz model_files_fuzz)
+cmake --build "$build" --target "${targets[@]}"
+for target in "${targets[@]}"; do
   echo "== $target: ${seconds}s"
   corpus="$build/corpus-$target"
   mkdir -p "$corpus"
@@ -23,6 +24,8 @@ for target in tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz grammar_fuzz ser
   [ "$target" = gguf_fuzz ] && seeds=("$src/tests/data/gguf" -max_len=32768)
   [ "$target" = grammar_fuzz ] && seeds=("$src/tests/data/grammar/fuzz_seeds" -max_len=4096)
   [ "$target" = server_fuzz ] && seeds=("$src/tests/data/server/fuzz_seeds" -max_len=4096)
+  # A selector byte, then one file of a model directory (the largest seed is 41 KB).
+  [ "$target" = model_files_fuzz ] && seeds=("$src/tests/data/fuzz/model_files" -max_len=65536)
   if [ "$target" = openvino_fuzz ]; then  # the fixtures' graphs, without their weights
     mkdir -p "$build/seeds-openvino"
     for xml in "$src"/tests/data/openvino/models/*/openvino_model.xml; do
