@@ -13,12 +13,7 @@ void for_each_jsonl_object(const std::filesystem::path& path, const std::functio
   for (int number = 1; std::getline(lines, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string origin = fmt::format("{}: line {}", path.string(), number);
-    Json json;
-    try {
-      json = Json::parse(line);
-    } catch (const Json::parse_error& e) {
-      fail("{}: not valid JSON ({})", origin, e.what());
-    }
+    const Json json = parse_json_text(line, origin);
     if (!json.is_object()) fail("{}: expected a JSON object", origin);
     visit(JsonFields(json, origin));
   }

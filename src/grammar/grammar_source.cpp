@@ -30,7 +30,7 @@ GrammarSource source_from_text(std::string_view kind, const std::string& text) {
   if (kind == "regex") return {.kind = Kind::kRegex, .text = text};
   if (kind == "gbnf") return {.kind = Kind::kGbnf, .text = text};
   try {
-    const Json parsed = Json::parse(text);
+    const Json parsed = parse_json_text(text, kind);
     if (kind == "choice") return {.kind = Kind::kChoice, .choices = parsed.get<std::vector<std::string>>()};
     if (kind == "tags") {
       GrammarSource source{.kind = Kind::kTags, .triggers = parsed.at("triggers")};

@@ -403,11 +403,7 @@ class SchemaConverter {
 };
 
 Schema parse_schema(std::string_view text, std::string_view where) {
-  try {
-    return Schema::parse(text);
-  } catch (const Schema::exception& e) {  // a syntax error, or a number out of range ("1E999999")
-    fail("json_schema{}: not valid JSON: {}", where, e.what());
-  }
+  return parse_ordered_json_text(text, fmt::format("json_schema{}", where));
 }
 
 }  // namespace

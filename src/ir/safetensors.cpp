@@ -73,12 +73,8 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path
     fail("{}: header length {} exceeds the file ({} bytes): truncated or not a safetensors file", file, header_size,
          file_.size());
   }
-  Json header;
-  try {
-    header = Json::parse(file_.data() + 8, file_.data() + 8 + header_size);
-  } catch (const Json::exception& e) {  // parse_error, or out_of_range for a number past a double
-    fail("{}: header is not valid JSON: {}", file, e.what());
-  }
+  const Json header = parse_json_text(std::string_view(reinterpret_cast<const char*>(file_.data()) + 8, header_size),
+                                      fmt::format("{}: header", file));
   if (!header.is_object()) fail("{}: header must be a JSON object", file);
 
   const std::uint8_t* data = file_.data() + 8 + header_size;

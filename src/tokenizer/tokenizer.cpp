@@ -8,6 +8,7 @@
 #include "tokenizer/tokenizer_access.hpp"
 #include "tokenizer/tokenizer_impl.hpp"
 #include "tokenizer/unicode.hpp"
+#include "util/json.hpp"
 
 namespace kiln {
 namespace tok {
@@ -62,18 +63,10 @@ Tokenizer Tokenizer::from_files(const std::filesystem::path& tokenizer_json, con
 }
 
 Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view config_json) {
-  auto parse = [](std::string_view text, const char* name) {
-    try {
-      return Json::parse(text);
-    } catch (const Json::parse_error& e) {
-      fail("{}: invalid JSON at byte {}: {}", name, e.byte, e.what());
-    } catch (const Json::exception& e) {  // e.g. a number too large for any C++ type
-      fail("{}: invalid JSON: {}", name, e.what());
-    }
-  };
   tok::TokenizerConfig config;
   if (!config_json.empty()) {
-    config = tok::parse_tokenizer_config(parse(config_json, "tokenizer_config.json"), "tokenizer_config.json");
+    config =
+        tok::parse_tokenizer_config(parse_json_text(config_json, "tokenizer_config.json"), "tokenizer_config.json");
   }
   return Tokenizer(tok::build_tokenizer(tokenizer_json, "tokenizer.json", std::move(config)));
 }

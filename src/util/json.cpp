@@ -4,26 +4,36 @@
 
 namespace kiln {
 
-Json read_json_file(const std::filesystem::path& path) {
-  const std::string text = read_file(path);
+namespace {
+
+template <typename J>
+J parse_limited(std::string_view text, std::string_view origin) {
+  const auto limit_depth = [&](int depth, typename J::parse_event_t event, J&) {
+    const bool opens = event == J::parse_event_t::object_start || event == J::parse_event_t::array_start;
+    if (opens && depth >= kMaxJsonDepth) fail("{}: JSON nests deeper than {} levels", origin, kMaxJsonDepth);
+    return true;
+  };
   try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    fail("{}: invalid JSON at byte {}: {}", path.string(), e.byte, e.what());
-  } catch (const Json::exception& e) {  // a number too large for a double (out_of_range 406)
-    fail("{}: invalid JSON: {}", path.string(), e.what());
+    return J::parse(text, limit_depth);
+  } catch (const typename J::parse_error& e) {
+    fail("{}: invalid JSON at byte {}: {}", origin, e.byte, e.what());
+  } catch (const typename J::exception& e) {  // a number too large for a double (out_of_range 406)
+    fail("{}: invalid JSON: {}", origin, e.what());
   }
 }
 
+}  // namespace
+
+Json parse_json_text(std::string_view text, std::string_view origin) { return parse_limited<Json>(text, origin); }
+
+nlohmann::ordered_json parse_ordered_json_text(std::string_view text, std::string_view origin) {
+  return parse_limited<nlohmann::ordered_json>(text, origin);
+}
+
+Json read_json_file(const std::filesystem::path& path) { return parse_json_text(read_file(path), path.string()); }
+
 nlohmann::ordered_json read_ordered_json_file(const std::filesystem::path& path) {
-  const std::string text = read_file(path);
-  try {
-    return nlohmann::ordered_json::parse(text);
-  } catch (const nlohmann::ordered_json::parse_error& e) {
-    fail("{}: invalid JSON at byte {}: {}", path.string(), e.byte, e.what());
-  } catch (const nlohmann::ordered_json::exception& e) {  // a number too large for a double (out_of_range 406)
-    fail("{}: invalid JSON: {}", path.string(), e.what());
-  }
+  return parse_ordered_json_text(read_file(path), path.string());
 }
 
 JsonFields::JsonFields(const Json& object, std::string origin) : object_(object), origin_(std::move(origin)) {

@@ -15,7 +15,17 @@ namespace kiln {
 
 using Json = nlohmann::json;
 
-// Parses a JSON file; a syntax error names the file and the byte offset.
+// Nesting deeper than this is refused wherever JSON comes from outside kiln: nlohmann's copy and
+// dump, and kiln's walks over schemas and configs, recurse once per level, so 100,000 '[' (200 KB)
+// would overflow the stack. Real files nest a few dozen levels at most.
+inline constexpr int kMaxJsonDepth = 256;
+
+// Parses JSON text that came from outside kiln. Malformed text, a number past a double and
+// nesting past kMaxJsonDepth are each a kiln::Error naming `origin` (and the byte, for syntax).
+Json parse_json_text(std::string_view text, std::string_view origin);
+nlohmann::ordered_json parse_ordered_json_text(std::string_view text, std::string_view origin);
+
+// Parses a JSON file, as parse_json_text with the file as origin.
 Json read_json_file(const std::filesystem::path& path);
 
 // The same, keeping object keys in document order as Python's json.load does: for data a

@@ -40,7 +40,7 @@ TEST(TaskScoring, LoadsTaskFilesAndNamesBadLines) {
   write_file_atomic(path, "{\"prompt\": 3, \"answer\": \"q\"}\n");
   EXPECT_KILN_ERROR(load_tasks(path), "line 1", "prompt");
   write_file_atomic(path, "not json\n");
-  EXPECT_KILN_ERROR(load_tasks(path), "line 1", "not valid JSON");
+  EXPECT_KILN_ERROR(load_tasks(path), "line 1", "invalid JSON");
   write_file_atomic(path, "\n");
   EXPECT_KILN_ERROR(load_tasks(path), "no task items");
   EXPECT_KILN_ERROR(load_tasks(tmp.path() / "missing.jsonl"), "missing.jsonl");

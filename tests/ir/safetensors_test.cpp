@@ -58,14 +58,14 @@ TEST(Safetensors, HeaderLengthBeyondFile) {
 TEST(Safetensors, HeaderNotJson) {
   testing::TempDir dir;
   auto path = write_raw(dir, "{not json", "");
-  EXPECT_KILN_ERROR(SafetensorsFile{path}, "header is not valid JSON");
+  EXPECT_KILN_ERROR(SafetensorsFile{path}, "header: invalid JSON");
 }
 
 // A number past a double is nlohmann's out_of_range, which must not escape as itself.
 TEST(Safetensors, HeaderNumberTooLargeForADouble) {
   testing::TempDir dir;
   auto path = write_raw(dir, R"({"__metadata__": {"x": 1e400}})", "");
-  EXPECT_KILN_ERROR(SafetensorsFile{path}, "model.safetensors", "header is not valid JSON", "1e400");
+  EXPECT_KILN_ERROR(SafetensorsFile{path}, "model.safetensors", "header: invalid JSON", "1e400");
 }
 
 TEST(Safetensors, OffsetsOutOfBoundsMeansTruncated) {

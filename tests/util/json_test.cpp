@@ -47,5 +47,16 @@ TEST(ReadJsonFile, NumberTooLargeForADoubleIsAKilnError) {
   EXPECT_KILN_ERROR(read_ordered_json_file(path), "generation_config.json", "invalid JSON", "311e400");
 }
 
+// 100,000 '[' parse without recursion, but a copy or a dump of the result would overflow the stack.
+TEST(ParseJsonText, NestingPastTheLimitIsAKilnError) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_KILN_ERROR(parse_json_text(deep, "tokenizer_config.json"), "tokenizer_config.json", "nests deeper than 256");
+  EXPECT_KILN_ERROR(parse_ordered_json_text(deep, "schema"), "schema", "nests deeper than 256");
+  const std::string at_limit = std::string(256, '[') + std::string(256, ']');
+  EXPECT_EQ(parse_json_text(at_limit, "x").dump(), at_limit);
+  const std::string past = "{\"a\": " + std::string(256, '[') + std::string(256, ']') + "}";
+  EXPECT_KILN_ERROR(parse_json_text(past, "x"), "nests deeper");
+}
+
 }  // namespace
 }  // namespace kiln

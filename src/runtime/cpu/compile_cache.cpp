@@ -75,7 +75,7 @@ CompileCache::Found check_entry(MappedFile file, const std::string& key, const W
   if (hash64(bytes_of(text)) != header_hash) return corrupt("header hash mismatch");
   Json header;
   try {
-    header = Json::parse(text);
+    header = parse_json_text(text, file.path().string());
     if (header.at("key").get<std::string>() != key || header.at("blob_version").get<int>() != kCompiledBlobVersion ||
         header.at("packed_layout_version").get<std::uint32_t>() != kernels::kPackedLayoutVersion ||
         header.at("isa").get<std::string>() != isa_name(plan.isa)) {
