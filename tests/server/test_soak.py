@@ -8,7 +8,9 @@ end no request runs, no KV block is held, and the server's resident memory has n
 noise (the last samples against the first).
 
 KILN_SOAK_SECONDS (default 20) and KILN_SOAK_CLIENTS (default 64) size it: CI runs the short
-default; `KILN_SOAK_SECONDS=600 ctest -R server_openai_client` is the ten-minute soak.
+default; `KILN_SOAK_SECONDS=600 ctest -R server_openai_client` is the ten-minute soak. With
+KILN_SOAK_RSS_CSV=FILE the resident-memory samples are written there (seconds, KiB, streams
+completed, streams hung up), for tools/plot_soak_rss.py.
 """
 import json
 import os
@@ -99,9 +101,14 @@ def test_soak_streams_with_random_disconnects(server):
                         elif text != expected[prompt]:
                             failures.append(f"stream of {prompt!r}: {text!r} != greedy {expected[prompt]!r}")
 
+    samples: list[tuple[float, int, int, int]] = []  # seconds, KiB, completed, hung up
+
     def sample_rss() -> None:
+        start = time.monotonic()
         while time.monotonic() < stop_at:
             rss.append(rss_kib(server.proc.pid))
+            with lock:
+                samples.append((time.monotonic() - start, rss[-1], counts["completed"], counts["hung_up"]))
             time.sleep(max(seconds / 40, 0.25))
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
@@ -112,6 +119,10 @@ def test_soak_streams_with_random_disconnects(server):
         t.join(timeout=seconds + 180)
     assert not any(t.is_alive() for t in threads), "a soak client hung"
     print(f"soak: {clients} clients, {seconds:.0f} s: {counts}, RSS KiB first {rss[:1]} last {rss[-1:]}")
+    if os.environ.get("KILN_SOAK_RSS_CSV"):
+        with open(os.environ["KILN_SOAK_RSS_CSV"], "w") as f:
+            f.write("seconds,rss_kib,completed,hung_up\n")
+            f.writelines(f"{t:.1f},{k},{c},{h}\n" for t, k, c, h in samples)
     assert not failures, f"{len(failures)} failures, first: {failures[:3]}"
     assert counts["completed"] > clients, counts  # every client finished streams, not just one
     assert counts["hung_up"] > 0, counts
