@@ -9,31 +9,28 @@
 
 #include "server/api_error.hpp"
 #include "util/error.hpp"
+#include "util/json.hpp"
 
 namespace kiln::server {
 namespace {
 
 using json = nlohmann::ordered_json;
 
-// NOTE: deeper JSON is refused. nlohmann's copy and dump recurse once per level, so a field of
-// 100,000 '[' (200 KB, well under the body limit) overflowed the stack of the thread that read
-// the request (guided_json is dumped, chat_template_kwargs copied): a crash of the whole server.
-// Real schemas and arguments nest a few dozen levels at most.
-constexpr int kMaxJsonDepth = 128;
+// NOTE: request JSON nests at most this deep, half the limit for files: nlohmann's copy and dump
+// recurse once per level, and a field of 100,000 '[' (200 KB, well under the body limit) once
+// overflowed the stack of the thread that read the request (guided_json is dumped,
+// chat_template_kwargs copied): a crash of the whole server. Real schemas and arguments nest a
+// few dozen levels at most.
+constexpr int kMaxRequestJsonDepth = 128;
 
-// `text` parsed, or a discarded value when it is not JSON; nesting past kMaxJsonDepth is a 400
-// naming `field` ("" for the body).
+// `text` parsed; text that is not JSON, or nests past kMaxRequestJsonDepth, is a 400 naming
+// `field` ("" for the body).
 json parse_json_text(const std::string& text, const std::string& field) {
-  const auto limit_depth = [&](int depth, json::parse_event_t event, json&) {
-    const bool opens = event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
-    if (opens && depth >= kMaxJsonDepth) {
-      throw ApiError::bad_request(fmt::format("{} nests deeper than {} levels",
-                                              field.empty() ? "the request body" : "'" + field + "'", kMaxJsonDepth),
-                                  field);
-    }
-    return true;
-  };
-  return json::parse(text, limit_depth, false);
+  try {
+    return parse_ordered_json_text(text, field.empty() ? "the request body" : "'" + field + "'", kMaxRequestJsonDepth);
+  } catch (const Error& e) {
+    throw ApiError::bad_request(e.what(), field);
+  }
 }
 
 // The field, or nullptr when absent or null (OpenAI clients send null for "not set").
@@ -132,7 +129,6 @@ json read_tool_calls(const json& calls, const std::string& where) {
     const json* arguments = find(*function, "arguments");
     if (arguments == nullptr) bad(at + ".function.arguments", "is required");
     json args = parse_json_text(text(*arguments, at + ".function.arguments"), at + ".function.arguments");
-    if (args.is_discarded()) bad(at + ".function.arguments", "must be JSON text");
     out.push_back(
         {{"id", text(*id, at + ".id")},
          {"type", "function"},
@@ -353,8 +349,7 @@ std::optional<StructuredOutputConfig> read_structured_output(const json& body) {
   }
   if (const json* schema = find(body, "guided_json")) {
     // A schema sent as text is held to the body's depth limit too: the grammar compiler recurses
-    // once per level of it, and 10,000 levels overflowed its stack. (Text that is not JSON is
-    // left for the compiler to refuse.)
+    // once per level of it, and 10,000 levels overflowed its stack.
     if (schema->is_string()) (void)parse_json_text(schema->get<std::string>(), "guided_json");
     StructuredOutputConfig s;
     s.json_schema = schema->is_string() ? schema->get<std::string>() : schema->dump();
@@ -454,7 +449,6 @@ std::optional<std::int64_t> json_integer(const json& v) {
 
 nlohmann::ordered_json parse_json_body(const std::string& body) {
   json parsed = parse_json_text(body, "");
-  if (parsed.is_discarded()) throw ApiError::bad_request("the request body is not valid JSON");
   if (!parsed.is_object()) throw ApiError::bad_request("the request body must be a JSON object");
   return parsed;
 }

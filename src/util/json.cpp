@@ -7,10 +7,10 @@ namespace kiln {
 namespace {
 
 template <typename J>
-J parse_limited(std::string_view text, std::string_view origin) {
+J parse_limited(std::string_view text, std::string_view origin, int max_depth) {
   const auto limit_depth = [&](int depth, typename J::parse_event_t event, J&) {
     const bool opens = event == J::parse_event_t::object_start || event == J::parse_event_t::array_start;
-    if (opens && depth >= kMaxJsonDepth) fail("{}: JSON nests deeper than {} levels", origin, kMaxJsonDepth);
+    if (opens && depth >= max_depth) fail("{}: JSON nests deeper than {} levels", origin, max_depth);
     return true;
   };
   try {
@@ -24,10 +24,12 @@ J parse_limited(std::string_view text, std::string_view origin) {
 
 }  // namespace
 
-Json parse_json_text(std::string_view text, std::string_view origin) { return parse_limited<Json>(text, origin); }
+Json parse_json_text(std::string_view text, std::string_view origin, int max_depth) {
+  return parse_limited<Json>(text, origin, max_depth);
+}
 
-nlohmann::ordered_json parse_ordered_json_text(std::string_view text, std::string_view origin) {
-  return parse_limited<nlohmann::ordered_json>(text, origin);
+nlohmann::ordered_json parse_ordered_json_text(std::string_view text, std::string_view origin, int max_depth) {
+  return parse_limited<nlohmann::ordered_json>(text, origin, max_depth);
 }
 
 Json read_json_file(const std::filesystem::path& path) { return parse_json_text(read_file(path), path.string()); }

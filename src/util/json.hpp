@@ -21,9 +21,10 @@ using Json = nlohmann::json;
 inline constexpr int kMaxJsonDepth = 256;
 
 // Parses JSON text that came from outside kiln. Malformed text, a number past a double and
-// nesting past kMaxJsonDepth are each a kiln::Error naming `origin` (and the byte, for syntax).
-Json parse_json_text(std::string_view text, std::string_view origin);
-nlohmann::ordered_json parse_ordered_json_text(std::string_view text, std::string_view origin);
+// nesting past `max_depth` are each a kiln::Error naming `origin` (and the byte, for syntax).
+Json parse_json_text(std::string_view text, std::string_view origin, int max_depth = kMaxJsonDepth);
+nlohmann::ordered_json parse_ordered_json_text(std::string_view text, std::string_view origin,
+                                               int max_depth = kMaxJsonDepth);
 
 // Parses a JSON file, as parse_json_text with the file as origin.
 Json read_json_file(const std::filesystem::path& path);

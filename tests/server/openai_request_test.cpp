@@ -266,6 +266,24 @@ TEST(OpenAiRequest, BodyMustBeAJsonObject) {
     }
   }
   EXPECT_TRUE(parse_json_body(R"({"a": 1})").is_object());
+  // The error says where the text broke, and a number past a double is refused too.
+  try {
+    parse_json_body(R"({"a": 1,})");
+    ADD_FAILURE() << "a trailing comma parsed";
+  } catch (const ApiError& e) {
+    EXPECT_NE(std::string(e.what()).find("the request body: invalid JSON at byte 9"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_json_body(R"({"a": 311e400})"), ApiError);
+}
+
+TEST(OpenAiRequest, ToolCallArgumentsAndSchemaTextMustBeJson) {
+  const json call = {{"id", "c"}, {"type", "function"}, {"function", {{"name", "f"}, {"arguments", "{\"x\": "}}}};
+  expect_bad(
+      [&] {
+        chat({{"messages", {{{"role", "assistant"}, {"content", ""}, {"tool_calls", {call}}}}}});
+      },
+      "messages[0].tool_calls[0].function.arguments");
+  expect_bad([&] { chat({{"guided_json", "{not json"}}); }, "guided_json");
 }
 
 TEST(OpenAiRequest, DeepNestingIsA400NotACrash) {
