@@ -25,8 +25,8 @@ void print_gpu_devices() {
   }
   for (const runtime::gpu::GpuDevice& gpu : gpus) {
     const runtime::gpu::GpuDeviceInfo& d = gpu.info;
-    fmt::print("{}\n  device    {} ({}, {})\n  vendor    {}\n  platform  {}: {}\n  driver    {}\n", d.name, d.full_name,
-               d.type, d.device_version, d.vendor, d.platform, d.device_version, d.driver_version);
+    fmt::print("{}\n  device    {} ({}, {})\n  vendor    {}\n  platform  {}\n  driver    {}\n", d.name, d.full_name,
+               d.type, d.device_version, d.vendor, d.platform, d.driver_version);
     fmt::print("  memory    {} global, largest buffer {}, {} local\n", format_bytes(d.global_memory_bytes),
                format_bytes(d.max_allocation_bytes), format_bytes(d.local_memory_bytes));
     fmt::print(
