@@ -43,21 +43,21 @@ std::unique_ptr<models::Weight> RecordingOps::load_weight(const ir::TensorView& 
   return std::make_unique<NamedWeight>(tensor.name, in, inner_->load_weight(tensor, use));
 }
 
-void RecordingOps::embed(const models::Weight& table, std::span<const std::int32_t> ids, float* out) {
+void RecordingOps::embed(const models::Weight& table, std::span<const std::int32_t> ids, models::Activations out) {
   inner_->embed(named(table).inner(), ids, out);
 }
 
-void RecordingOps::rms_norm(const float* x, const models::Weight& gain, double eps, std::int64_t rows, std::int64_t dim,
-                            float* out) {
+void RecordingOps::rms_norm(models::Activations x, const models::Weight& gain, double eps, std::int64_t rows,
+                            std::int64_t dim, models::Activations out) {
   inner_->rms_norm(x, named(gain).inner(), eps, rows, dim, out);
 }
 
-void RecordingOps::add_rms_norm(float* residual, const float* x, const models::Weight& gain, double eps,
-                                std::int64_t rows, std::int64_t dim, float* out) {
+void RecordingOps::add_rms_norm(models::Activations residual, models::Activations x, const models::Weight& gain,
+                                double eps, std::int64_t rows, std::int64_t dim, models::Activations out) {
   inner_->add_rms_norm(residual, x, named(gain).inner(), eps, rows, dim, out);
 }
 
-void RecordingOps::linear(const float* x, std::int64_t rows, std::span<const models::LinearTarget> targets) {
+void RecordingOps::linear(models::Activations x, std::int64_t rows, std::span<const models::LinearTarget> targets) {
   // Every target multiplies the same x: record it once, shared by all watched targets.
   std::shared_ptr<InputStatistics> shared;
   for (const models::LinearTarget& t : targets) {
@@ -73,7 +73,7 @@ void RecordingOps::linear(const float* x, std::int64_t rows, std::span<const mod
   }
   if (shared) {
     if (open_.insert(shared.get()).second) shared->begin_sample();
-    shared->add_rows(x, rows, pool_);
+    shared->add_rows(models::host(x), rows, pool_);
   }
   inner_targets_.clear();
   for (const models::LinearTarget& t : targets) {

@@ -1,7 +1,8 @@
 // An Ops decorator that runs any backend and records statistics of the input of every linear
 // call whose weight it was asked to watch, keyed by weight name (weights that multiply the same
 // input, q/k/v or gate/up, share one InputStatistics). Calibration runs the model itself through
-// it, so the statistics are those of the real forward pass, whatever backend computes it.
+// it, so the statistics are those of the real forward pass, whatever host backend (CPU,
+// REFERENCE) computes it: it reads the activations in host memory.
 #pragma once
 
 #include <map>
@@ -10,7 +11,7 @@
 #include <string>
 
 #include "export/activation_statistics.hpp"
-#include "models/ops.hpp"
+#include "models/host_ops.hpp"
 
 namespace kiln::exporter {
 
@@ -32,27 +33,37 @@ class RecordingOps final : public models::Ops {
   std::unique_ptr<models::Weight> load_weight(const ir::TensorView& tensor, models::WeightUse use) override;
   // The statistics cover every token of a sample, in every layer.
   bool reads_every_row() const override { return true; }
+  std::unique_ptr<models::ActivationMemory> allocate_activations(std::int64_t floats) override {
+    return inner_->allocate_activations(floats);
+  }
+  void gather_rows(models::Activations src, std::int64_t width, std::span<const std::int64_t> rows,
+                   models::Activations dst) override {
+    inner_->gather_rows(src, width, rows, dst);
+  }
+  void read(models::Activations src, std::int64_t count, float* out) override { inner_->read(src, count, out); }
   void allocate_kv_cache(const models::KvCacheLayout& layout) override { inner_->allocate_kv_cache(layout); }
   const models::KvCacheLayout& kv_cache_layout() const override { return inner_->kv_cache_layout(); }
-  void embed(const models::Weight& table, std::span<const std::int32_t> ids, float* out) override;
-  void rms_norm(const float* x, const models::Weight& gain, double eps, std::int64_t rows, std::int64_t dim,
-                float* out) override;
-  void add_rms_norm(float* residual, const float* x, const models::Weight& gain, double eps, std::int64_t rows,
-                    std::int64_t dim, float* out) override;
-  void add(float* acc, const float* x, std::int64_t count) override { inner_->add(acc, x, count); }
-  void linear(const float* x, std::int64_t rows, std::span<const models::LinearTarget> targets) override;
-  void rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads, std::int64_t num_kv_heads,
-            std::int64_t head_dim, const models::RotaryTable& table) override {
+  void embed(const models::Weight& table, std::span<const std::int32_t> ids, models::Activations out) override;
+  void rms_norm(models::Activations x, const models::Weight& gain, double eps, std::int64_t rows, std::int64_t dim,
+                models::Activations out) override;
+  void add_rms_norm(models::Activations residual, models::Activations x, const models::Weight& gain, double eps,
+                    std::int64_t rows, std::int64_t dim, models::Activations out) override;
+  void add(models::Activations acc, models::Activations x, std::int64_t count) override { inner_->add(acc, x, count); }
+  void linear(models::Activations x, std::int64_t rows, std::span<const models::LinearTarget> targets) override;
+  void rope(models::Activations q, models::Activations k, std::int64_t rows, std::int64_t num_heads,
+            std::int64_t num_kv_heads, std::int64_t head_dim, const models::RotaryTable& table) override {
     inner_->rope(q, k, rows, num_heads, num_kv_heads, head_dim, table);
   }
-  void silu_mul(const float* gate, const float* up, std::int64_t count, float* out) override {
+  void silu_mul(models::Activations gate, models::Activations up, std::int64_t count,
+                models::Activations out) override {
     inner_->silu_mul(gate, up, count, out);
   }
-  void store_kv(std::int64_t layer, const float* k, const float* v, std::span<const std::int64_t> slots) override {
+  void store_kv(std::int64_t layer, models::Activations k, models::Activations v,
+                std::span<const std::int64_t> slots) override {
     inner_->store_kv(layer, k, v, slots);
   }
-  void attention(std::int64_t layer, const float* q, std::int64_t num_heads,
-                 std::span<const models::AttentionSequence> sequences, float scale, float* out) override {
+  void attention(std::int64_t layer, models::Activations q, std::int64_t num_heads,
+                 std::span<const models::AttentionSequence> sequences, float scale, models::Activations out) override {
     inner_->attention(layer, q, num_heads, sequences, scale, out);
   }
 

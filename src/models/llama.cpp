@@ -18,6 +18,11 @@ T* grow(std::vector<T>& buffer, std::int64_t count) {
 
 }  // namespace
 
+Activations LlamaModel::grow(Workspace::Buffer& buffer, std::int64_t floats) {
+  if (!buffer || buffer->size() < floats) buffer = ops_->allocate_activations(floats);
+  return {buffer.get(), 0};
+}
+
 LlamaModel::LlamaModel(const ir::ModelConfig& config, std::shared_ptr<const ir::TensorSource> source,
                        std::unique_ptr<Ops> ops, KvCacheLayout kv_layout)
     : config_(config), source_(std::move(source)), ops_(std::move(ops)), inv_freq_(rope_inverse_frequencies(config)) {
@@ -125,10 +130,10 @@ void LlamaModel::step(std::span<const SequenceChunk> batch, StepOutput& out) {
   if (rows == 0) return;
 
   const std::int64_t half = static_cast<std::int64_t>(inv_freq_.size());
-  fill_rotary_table(inv_freq_, ws_.positions, grow(ws_.cos, rows * half), grow(ws_.sin, rows * half),
+  fill_rotary_table(inv_freq_, ws_.positions, models::grow(ws_.cos, rows * half), models::grow(ws_.sin, rows * half),
                     config_.rope_scaling.attention_factor);
-  float* residual = grow(ws_.residual, rows * hidden);
-  float* normed = grow(ws_.normed, rows * hidden);
+  const Activations residual = grow(ws_.residual, rows * hidden);
+  const Activations normed = grow(ws_.normed, rows * hidden);
   select_logit_rows(batch);
   ops_->embed(*embedding_, ws_.ids, residual);
   ops_->rms_norm(residual, *layers_.front().attn_norm, config_.rms_norm_eps, rows, hidden, normed);
@@ -143,11 +148,11 @@ void LlamaModel::step(std::span<const SequenceChunk> batch, StepOutput& out) {
     const std::int64_t out_rows =
         run_layer(layers_[l], static_cast<std::int64_t>(l), rows, sequences_, last && compact);
     // The MLP output joins the residual stream inside the next layer's input norm.
+    const Activations proj{ws_.proj.get(), 0};
     if (!last) {
-      ops_->add_rms_norm(residual, ws_.proj.data(), *layers_[l + 1].attn_norm, config_.rms_norm_eps, rows, hidden,
-                         normed);
-    } else if (out_rows > 0) {
-      ops_->add(residual, ws_.proj.data(), out_rows * hidden);
+      ops_->add_rms_norm(residual, proj, *layers_[l + 1].attn_norm, config_.rms_norm_eps, rows, hidden, normed);
+    } else if (out_rows > 0) {  // the residual may be the kept rows now
+      ops_->add({ws_.residual.get(), 0}, proj, out_rows * hidden);
     }
   }
   compute_logits(compact, out);
@@ -163,25 +168,23 @@ void LlamaModel::select_logit_rows(std::span<const SequenceChunk> batch) {
   }
 }
 
-std::int64_t LlamaModel::keep_logit_rows(float* attn) {
+std::int64_t LlamaModel::keep_logit_rows(Activations attn) {
   const std::int64_t q_dim = config_.q_dim(), hidden = config_.hidden_size;
   const auto kept = static_cast<std::int64_t>(ws_.logit_rows.size());
-  for (std::int64_t r = 0; r < kept; ++r) {
-    const std::int64_t from = ws_.logit_rows[static_cast<std::size_t>(r)];
-    if (from == r) continue;  // ascending, so from >= r: moving forward row by row is safe
-    std::copy_n(attn + from * q_dim, q_dim, attn + r * q_dim);
-    std::copy_n(ws_.residual.data() + from * hidden, hidden, ws_.residual.data() + r * hidden);
-  }
+  if (kept == 0) return 0;
+  ops_->gather_rows(attn, q_dim, ws_.logit_rows, grow(ws_.kept_attn, kept * q_dim));
+  ops_->gather_rows({ws_.residual.get(), 0}, hidden, ws_.logit_rows, grow(ws_.kept_residual, kept * hidden));
+  std::swap(ws_.residual, ws_.kept_residual);
   return kept;
 }
 
 std::int64_t LlamaModel::run_layer(const Layer& layer, std::int64_t index, std::int64_t rows,
                                    std::span<const AttentionSequence> sequences, bool logit_rows_only) {
   const ir::ModelConfig& c = config_;
-  float* normed = ws_.normed.data();
-  float* q = grow(ws_.q, rows * c.q_dim());
-  float* k = grow(ws_.k, rows * c.kv_dim());
-  float* v = grow(ws_.v, rows * c.kv_dim());
+  const Activations normed{ws_.normed.get(), 0};
+  const Activations q = grow(ws_.q, rows * c.q_dim());
+  const Activations k = grow(ws_.k, rows * c.kv_dim());
+  const Activations v = grow(ws_.v, rows * c.kv_dim());
   const LinearTarget qkv[] = {
       {layer.wq.get(), layer.bq.get(), q}, {layer.wk.get(), layer.bk.get(), k}, {layer.wv.get(), layer.bv.get(), v}};
   ops_->linear(normed, rows, qkv);
@@ -191,19 +194,20 @@ std::int64_t LlamaModel::run_layer(const Layer& layer, std::int64_t index, std::
   }
   ops_->rope(q, k, rows, c.num_heads, c.num_kv_heads, c.head_dim, {ws_.cos.data(), ws_.sin.data(), c.rotary_dim});
   ops_->store_kv(index, k, v, ws_.slots);
-  float* attn = grow(ws_.attn, rows * c.q_dim());
+  Activations attn = grow(ws_.attn, rows * c.q_dim());
   ops_->attention(index, q, c.num_heads, sequences, static_cast<float>(1.0 / std::sqrt(double(c.head_dim))), attn);
   if (logit_rows_only) {
     rows = keep_logit_rows(attn);
     if (rows == 0) return 0;
+    attn = {ws_.kept_attn.get(), 0};
   }
-  float* proj = grow(ws_.proj, rows * c.hidden_size);
+  const Activations proj = grow(ws_.proj, rows * c.hidden_size);
   const LinearTarget o[] = {{layer.wo.get(), layer.bo.get(), proj}};
   ops_->linear(attn, rows, o);
-  ops_->add_rms_norm(ws_.residual.data(), proj, *layer.mlp_norm, c.rms_norm_eps, rows, c.hidden_size, normed);
+  ops_->add_rms_norm({ws_.residual.get(), 0}, proj, *layer.mlp_norm, c.rms_norm_eps, rows, c.hidden_size, normed);
 
-  float* gate = grow(ws_.gate, rows * c.intermediate_size);
-  float* up = grow(ws_.up, rows * c.intermediate_size);
+  const Activations gate = grow(ws_.gate, rows * c.intermediate_size);
+  const Activations up = grow(ws_.up, rows * c.intermediate_size);
   const LinearTarget gate_up[] = {{layer.w_gate.get(), layer.b_gate.get(), gate},
                                   {layer.w_up.get(), layer.b_up.get(), up}};
   ops_->linear(normed, rows, gate_up);
@@ -219,17 +223,21 @@ void LlamaModel::compute_logits(bool compacted, StepOutput& out) {
   out.num_rows = num_rows;
   if (num_rows == 0) return;
 
-  // Gather the rows whose logits are wanted: [num_rows, hidden].
-  float* head_in = grow(ws_.head_in, num_rows * hidden);
-  for (std::int64_t r = 0; r < num_rows; ++r) {
-    const std::int64_t from = compacted ? r : ws_.logit_rows[static_cast<std::size_t>(r)];
-    std::copy_n(ws_.residual.data() + from * hidden, hidden, head_in + r * hidden);
+  // The rows whose logits are wanted, normalised: [num_rows, hidden].
+  const Activations residual{ws_.residual.get(), 0};
+  const Activations head_in = grow(ws_.head_in, num_rows * hidden);
+  if (compacted) {
+    ops_->rms_norm(residual, *final_norm_, config_.rms_norm_eps, num_rows, hidden, head_in);
+  } else {
+    ops_->gather_rows(residual, hidden, ws_.logit_rows, head_in);
+    ops_->rms_norm(head_in, *final_norm_, config_.rms_norm_eps, num_rows, hidden, head_in);
   }
-  ops_->rms_norm(head_in, *final_norm_, config_.rms_norm_eps, num_rows, hidden, head_in);
-  out.logits.resize(static_cast<std::size_t>(num_rows * config_.vocab_size));
+  const std::int64_t count = num_rows * config_.vocab_size;
   const Weight& head = head_ ? *head_ : *embedding_;
-  const LinearTarget logits[] = {{&head, nullptr, out.logits.data()}};
+  const LinearTarget logits[] = {{&head, nullptr, grow(ws_.logits, count)}};
   ops_->linear(head_in, num_rows, logits);
+  out.logits.resize(static_cast<std::size_t>(count));
+  ops_->read(logits[0].out, count, out.logits.data());
 }
 
 }  // namespace kiln::models

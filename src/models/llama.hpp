@@ -33,21 +33,26 @@ class LlamaModel final : public LanguageModel {
     std::unique_ptr<Weight> mlp_norm, w_gate, w_up, w_down, b_gate, b_up, b_down;
   };
 
-  // Scratch buffers, grown to the largest step seen and then reused (no allocation per token).
+  // Scratch buffers, grown to the largest step seen and then reused (no allocation per token):
+  // host inputs of the step, then activations in the backend's memory.
   struct Workspace {
     std::vector<std::int32_t> ids;         // [rows]
     std::vector<std::int64_t> positions;   // [rows]
     std::vector<std::int64_t> slots;       // [rows]
     std::vector<float> cos, sin;           // [rows, rotary_dim / 2]
-    std::vector<float> residual;           // [rows, hidden]
-    std::vector<float> normed;             // [rows, hidden]
-    std::vector<float> q;                  // [rows, heads * head_dim]
-    std::vector<float> k, v;               // [rows, kv_heads * head_dim]
-    std::vector<float> attn;               // [rows, heads * head_dim]
-    std::vector<float> proj;               // [rows, hidden]
-    std::vector<float> gate, up;           // [rows, intermediate]
-    std::vector<float> head_in;            // [logit rows, hidden]
     std::vector<std::int64_t> logit_rows;  // [logit rows]: the step's rows whose logits are wanted
+    using Buffer = std::unique_ptr<ActivationMemory>;
+    Buffer residual;       // [rows, hidden]
+    Buffer normed;         // [rows, hidden]
+    Buffer q;              // [rows, heads * head_dim]
+    Buffer k, v;           // [rows, kv_heads * head_dim]
+    Buffer attn;           // [rows, heads * head_dim]
+    Buffer proj;           // [rows, hidden]
+    Buffer gate, up;       // [rows, intermediate]
+    Buffer kept_attn;      // [logit rows, heads * head_dim]: the last layer's rows that go on
+    Buffer kept_residual;  // [logit rows, hidden]
+    Buffer head_in;        // [logit rows, hidden]
+    Buffer logits;         // [logit rows, vocab]
   };
 
   std::unique_ptr<Weight> load(const std::string& name, WeightUse use);
@@ -55,12 +60,15 @@ class LlamaModel final : public LanguageModel {
   void check_position(std::int64_t pos) const;
   void prepare_rows(std::span<const SequenceChunk> batch, std::vector<AttentionSequence>& sequences);
   void select_logit_rows(std::span<const SequenceChunk> batch);
+  // `floats` activations of `buffer`, reallocated when smaller (contents are then undefined).
+  Activations grow(Workspace::Buffer& buffer, std::int64_t floats);
   // Returns the rows in ws_.proj: all of them, or with `logit_rows_only` the logit rows, which
-  // then also lead ws_.residual.
+  // then are ws_.residual's rows too.
   std::int64_t run_layer(const Layer& layer, std::int64_t index, std::int64_t rows,
                          std::span<const AttentionSequence> sequences, bool logit_rows_only);
-  // Moves the logit rows of attn [rows, q_dim] and of the residual to their fronts.
-  std::int64_t keep_logit_rows(float* attn);
+  // Keeps the logit rows of attn [rows, q_dim] (in ws_.kept_attn) and of the residual (which
+  // becomes them); returns how many.
+  std::int64_t keep_logit_rows(Activations attn);
   // `compacted`: the residual holds the logit rows alone, in order.
   void compute_logits(bool compacted, StepOutput& out);
 

@@ -24,14 +24,19 @@ KvCacheLayout small_layout() {
   return l;
 }
 
+// Host activations holding `values`.
+models::Activations rows(models::HostActivationMemory& memory, const std::vector<float>& values) {
+  std::copy(values.begin(), values.end(), memory.data());
+  return {&memory, 0};
+}
+
 // Attention of one query at position 0 (a single key) reads back that position's value.
 std::vector<float> value_at_block(ReferenceOps& ops, std::int64_t layer, std::int32_t block) {
   const std::vector<std::int32_t> table{block};
-  const std::vector<float> q{0.5f, -1.0f};
-  std::vector<float> out(2);
+  models::HostActivationMemory q(2), out(2);
   const AttentionSequence s{0, 1, 0, table};
-  ops.attention(layer, q.data(), 1, std::span(&s, 1), 1.0f, out.data());
-  return out;
+  ops.attention(layer, rows(q, {0.5f, -1.0f}), 1, std::span(&s, 1), 1.0f, {&out, 0});
+  return {out.data(), out.data() + 2};
 }
 
 TEST(ReferenceOpsCopyKvBlocks, CopiedBlockReadsLikeTheOriginalInEveryLayer) {
@@ -39,8 +44,8 @@ TEST(ReferenceOpsCopyKvBlocks, CopiedBlockReadsLikeTheOriginalInEveryLayer) {
   ops.allocate_kv_cache(small_layout());
   const std::vector<std::int64_t> slot{0 * 2 + 0};  // block 0, offset 0
   for (std::int64_t layer = 0; layer < 2; ++layer) {
-    const std::vector<float> k{1.0f, 2.0f}, v{3.0f + float(layer), -4.0f};
-    ops.store_kv(layer, k.data(), v.data(), slot);
+    models::HostActivationMemory k(2), v(2);
+    ops.store_kv(layer, rows(k, {1.0f, 2.0f}), rows(v, {3.0f + float(layer), -4.0f}), slot);
   }
   const std::vector<KvBlockCopy> copies{{0, 3}};
   ops.copy_kv_blocks(copies);
@@ -53,9 +58,10 @@ TEST(ReferenceOpsCopyKvBlocks, CopiedBlockReadsLikeTheOriginalInEveryLayer) {
 TEST(ReferenceOpsCopyKvBlocks, RunsCopiesInOrder) {
   ReferenceOps ops;
   ops.allocate_kv_cache(small_layout());
-  const std::vector<float> k{0.0f, 0.0f}, a{1.0f, 1.0f}, b{2.0f, 2.0f};
-  ops.store_kv(0, k.data(), a.data(), std::vector<std::int64_t>{0});      // block 0 holds a
-  ops.store_kv(0, k.data(), b.data(), std::vector<std::int64_t>{2 * 2});  // block 2 holds b
+  const std::vector<float> a{1.0f, 1.0f}, b{2.0f, 2.0f};
+  models::HostActivationMemory k(2), v(2);
+  ops.store_kv(0, rows(k, {0.0f, 0.0f}), rows(v, a), std::vector<std::int64_t>{0});      // block 0 holds a
+  ops.store_kv(0, rows(k, {0.0f, 0.0f}), rows(v, b), std::vector<std::int64_t>{2 * 2});  // block 2 holds b
   // Block 0 is copied away first, then overwritten by block 2.
   ops.copy_kv_blocks(std::vector<KvBlockCopy>{{0, 1}, {2, 0}});
   EXPECT_EQ(value_at_block(ops, 0, 1), a);

@@ -19,7 +19,7 @@
 
 namespace kiln::runtime::testing {
 
-class RoundedReferenceOps final : public models::Ops {
+class RoundedReferenceOps final : public models::HostOps {
  public:
   explicit RoundedReferenceOps(ElementType kv_element, std::size_t act_group_size = 0)
       : kv_element_(kv_element), act_group_size_(act_group_size) {}
@@ -43,59 +43,64 @@ class RoundedReferenceOps final : public models::Ops {
   }
   const models::KvCacheLayout& kv_cache_layout() const override { return layout_; }
 
-  void embed(const models::Weight& table, std::span<const std::int32_t> ids, float* out) override {
+  void embed(const models::Weight& table, std::span<const std::int32_t> ids, models::Activations out) override {
     inner_.embed(unwrap(table), ids, out);
   }
-  void rms_norm(const float* x, const models::Weight& gain, double eps, std::int64_t rows, std::int64_t dim,
-                float* out) override {
+  void rms_norm(models::Activations x, const models::Weight& gain, double eps, std::int64_t rows, std::int64_t dim,
+                models::Activations out) override {
     inner_.rms_norm(x, unwrap(gain), eps, rows, dim, out);
   }
-  void add_rms_norm(float* residual, const float* x, const models::Weight& gain, double eps, std::int64_t rows,
-                    std::int64_t dim, float* out) override {
+  void add_rms_norm(models::Activations residual, models::Activations x, const models::Weight& gain, double eps,
+                    std::int64_t rows, std::int64_t dim, models::Activations out) override {
     inner_.add_rms_norm(residual, x, unwrap(gain), eps, rows, dim, out);
   }
-  void add(float* acc, const float* x, std::int64_t count) override { inner_.add(acc, x, count); }
+  void add(models::Activations acc, models::Activations x, std::int64_t count) override { inner_.add(acc, x, count); }
 
   // Each target on its own, with x rounded to bf16 where its weight is bf16, or through int8
   // codes where its weight is int4/int8 and activations are quantised.
-  void linear(const float* x, std::int64_t rows, std::span<const models::LinearTarget> targets) override {
+  void linear(models::Activations x_rows, std::int64_t rows, std::span<const models::LinearTarget> targets) override {
+    const float* x = models::host(x_rows);
     for (const models::LinearTarget& t : targets) {
       const auto& w = static_cast<const Wrapped&>(*t.weight);
-      const float* input = x;
+      models::Activations input = x_rows;
       if (w.bf16_activations) {
-        rounded_.assign(x, x + static_cast<std::size_t>(rows) * w.in);
-        for (float& v : rounded_) v = bf16_to_f32(f32_to_bf16(v));
-        input = rounded_.data();
+        float* r = rounded(static_cast<std::size_t>(rows) * w.in);
+        for (std::size_t i = 0; i < static_cast<std::size_t>(rows) * w.in; ++i) r[i] = bf16_to_f32(f32_to_bf16(x[i]));
+        input = {rounded_.get(), 0};
       } else if (w.int8_activations) {
         round_through_int8(x, static_cast<std::size_t>(rows), w.in);
-        input = rounded_.data();
+        input = {rounded_.get(), 0};
       }
       const models::LinearTarget inner{w.inner.get(), t.bias ? &unwrap(*t.bias) : nullptr, t.out};
       inner_.linear(input, rows, {&inner, 1});
     }
   }
-  void rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads, std::int64_t num_kv_heads,
-            std::int64_t head_dim, const models::RotaryTable& table) override {
+  void rope(models::Activations q, models::Activations k, std::int64_t rows, std::int64_t num_heads,
+            std::int64_t num_kv_heads, std::int64_t head_dim, const models::RotaryTable& table) override {
     inner_.rope(q, k, rows, num_heads, num_kv_heads, head_dim, table);
   }
-  void silu_mul(const float* gate, const float* up, std::int64_t count, float* out) override {
+  void silu_mul(models::Activations gate, models::Activations up, std::int64_t count,
+                models::Activations out) override {
     inner_.silu_mul(gate, up, count, out);
   }
   // K/V rows [rows, kv_heads, head_dim] pass through the KV element type before the store.
-  void store_kv(std::int64_t layer, const float* k, const float* v, std::span<const std::int64_t> slots) override {
+  void store_kv(std::int64_t layer, models::Activations k, models::Activations v,
+                std::span<const std::int64_t> slots) override {
     const models::KvCacheLayout& l = layout_;
-    const auto count = static_cast<std::size_t>(slots.size() * l.num_kv_heads);
+    const auto count = static_cast<std::int64_t>(slots.size()) * l.num_kv_heads;
     const auto hd = static_cast<std::size_t>(l.head_dim);
-    std::vector<float> k_rounded(k, k + count * hd), v_rounded(v, v + count * hd);  // [rows, kv_heads, head_dim]
-    for (std::size_t r = 0; r < count; ++r) {
-      round_row(k_rounded.data() + r * hd, hd);
-      round_row(v_rounded.data() + r * hd, hd);
+    models::HostActivationMemory k_rounded(count * l.head_dim), v_rounded(count * l.head_dim);
+    std::copy_n(models::host(k), count * l.head_dim, k_rounded.data());
+    std::copy_n(models::host(v), count * l.head_dim, v_rounded.data());
+    for (std::int64_t r = 0; r < count; ++r) {
+      round_row(k_rounded.data() + r * l.head_dim, hd);
+      round_row(v_rounded.data() + r * l.head_dim, hd);
     }
-    inner_.store_kv(layer, k_rounded.data(), v_rounded.data(), slots);
+    inner_.store_kv(layer, {&k_rounded, 0}, {&v_rounded, 0}, slots);
   }
   void copy_kv_blocks(std::span<const models::KvBlockCopy> copies) override { inner_.copy_kv_blocks(copies); }
-  void attention(std::int64_t layer, const float* q, std::int64_t num_heads,
-                 std::span<const models::AttentionSequence> sequences, float scale, float* out) override {
+  void attention(std::int64_t layer, models::Activations q, std::int64_t num_heads,
+                 std::span<const models::AttentionSequence> sequences, float scale, models::Activations out) override {
     inner_.attention(layer, q, num_heads, sequences, scale, out);
   }
 
@@ -112,13 +117,18 @@ class RoundedReferenceOps final : public models::Ops {
     const kernels::ActivationBuffer buffer(rows, in, act_group_size_);
     const kernels::QuantizedActivations q = buffer.view(rows);
     kernels::quantize_activations_reference(x, q, 0, rows);
-    rounded_.resize(rows * in);
+    float* out = rounded(rows * in);
     for (std::size_t r = 0; r < rows; ++r) {
       for (std::size_t k = 0; k < in; ++k) {
-        rounded_[r * in + k] =
-            static_cast<float>(q.codes[r * q.row_stride + k]) * q.scales[r * q.groups + k / q.group_size];
+        out[r * in + k] = static_cast<float>(q.codes[r * q.row_stride + k]) * q.scales[r * q.groups + k / q.group_size];
       }
     }
+  }
+  // rounded_, grown to `floats` at least.
+  float* rounded(std::size_t floats) {
+    const auto n = static_cast<std::int64_t>(floats);
+    if (!rounded_ || rounded_->size() < n) rounded_ = std::make_unique<models::HostActivationMemory>(n);
+    return rounded_->data();
   }
   void round_row(float* row, std::size_t hd) const {
     std::vector<std::uint8_t> code(hd * 4);
@@ -131,8 +141,8 @@ class RoundedReferenceOps final : public models::Ops {
   models::KvCacheLayout layout_;
   ElementType kv_element_;
   std::size_t group_size_ = 32;
-  std::size_t act_group_size_ = 0;  // 0: activations stay f32
-  std::vector<float> rounded_;      // [rows, in]
+  std::size_t act_group_size_ = 0;                         // 0: activations stay f32
+  std::unique_ptr<models::HostActivationMemory> rounded_;  // [rows, in]
 };
 
 }  // namespace kiln::runtime::testing

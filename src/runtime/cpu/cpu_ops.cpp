@@ -81,7 +81,8 @@ void CpuOps::allocate_kv_cache(const models::KvCacheLayout& layout) {
   kv_layout_ = layout;
 }
 
-void CpuOps::embed(const models::Weight& table, std::span<const std::int32_t> ids, float* out) {
+void CpuOps::embed(const models::Weight& table, std::span<const std::int32_t> ids, models::Activations out_rows) {
+  float* out = models::host(out_rows);
   const ir::TensorView& t = *as_cpu(table).table;
   const std::int64_t dim = t.shape[1];
   const std::size_t row_bytes = t.bytes.size() / static_cast<std::size_t>(t.shape[0]);
@@ -93,8 +94,10 @@ void CpuOps::embed(const models::Weight& table, std::span<const std::int32_t> id
   }
 }
 
-void CpuOps::rms_norm(const float* x, const models::Weight& gain, double eps, std::int64_t rows, std::int64_t dim,
-                      float* out) {
+void CpuOps::rms_norm(models::Activations x_rows, const models::Weight& gain, double eps, std::int64_t rows,
+                      std::int64_t dim, models::Activations out_rows) {
+  const float* x = models::host(x_rows);
+  float* out = models::host(out_rows);
   const float* g = as_cpu(gain).values.data();
   for_ranges(rows, kParallelFloats / dim, [&](std::int64_t r0, std::int64_t r1) {
     for (std::int64_t r = r0; r < r1; ++r)
@@ -102,8 +105,11 @@ void CpuOps::rms_norm(const float* x, const models::Weight& gain, double eps, st
   });
 }
 
-void CpuOps::add_rms_norm(float* residual, const float* x, const models::Weight& gain, double eps, std::int64_t rows,
-                          std::int64_t dim, float* out) {
+void CpuOps::add_rms_norm(models::Activations residual_rows, models::Activations x_rows, const models::Weight& gain,
+                          double eps, std::int64_t rows, std::int64_t dim, models::Activations out_rows) {
+  float* residual = models::host(residual_rows);
+  const float* x = models::host(x_rows);
+  float* out = models::host(out_rows);
   const float* g = as_cpu(gain).values.data();
   for_ranges(rows, kParallelFloats / dim, [&](std::int64_t r0, std::int64_t r1) {
     for (std::int64_t r = r0; r < r1; ++r) {
@@ -112,18 +118,22 @@ void CpuOps::add_rms_norm(float* residual, const float* x, const models::Weight&
   });
 }
 
-void CpuOps::add(float* acc, const float* x, std::int64_t count) {
+void CpuOps::add(models::Activations acc_values, models::Activations x_values, std::int64_t count) {
+  float* acc = models::host(acc_values);
+  const float* x = models::host(x_values);
   for_ranges(count, kParallelFloats, [&](std::int64_t i0, std::int64_t i1) {
     elementwise_.add(acc + i0, x + i0, static_cast<std::size_t>(i1 - i0));
   });
 }
 
-void CpuOps::linear(const float* x, std::int64_t rows, std::span<const models::LinearTarget> targets) {
-  linear_.run(x, rows, targets);
+void CpuOps::linear(models::Activations x, std::int64_t rows, std::span<const models::LinearTarget> targets) {
+  linear_.run(models::host(x), rows, targets);
 }
 
-void CpuOps::rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads, std::int64_t num_kv_heads,
-                  std::int64_t head_dim, const models::RotaryTable& table) {
+void CpuOps::rope(models::Activations q_rows, models::Activations k_rows, std::int64_t rows, std::int64_t num_heads,
+                  std::int64_t num_kv_heads, std::int64_t head_dim, const models::RotaryTable& table) {
+  float* q = models::host(q_rows);
+  float* k = models::host(k_rows);
   const std::int64_t rotary = table.rotary_dim > 0 ? table.rotary_dim : head_dim;
   const std::int64_t half = rotary / 2;
   const std::int64_t row_floats = (num_heads + num_kv_heads) * head_dim;
@@ -147,13 +157,20 @@ void CpuOps::rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads,
   });
 }
 
-void CpuOps::silu_mul(const float* gate, const float* up, std::int64_t count, float* out) {
+void CpuOps::silu_mul(models::Activations gate_values, models::Activations up_values, std::int64_t count,
+                      models::Activations out_values) {
+  const float* gate = models::host(gate_values);
+  const float* up = models::host(up_values);
+  float* out = models::host(out_values);
   for_ranges(count, kParallelFloats, [&](std::int64_t i0, std::int64_t i1) {
     elementwise_.silu_mul(gate + i0, up + i0, static_cast<std::size_t>(i1 - i0), out + i0);
   });
 }
 
-void CpuOps::store_kv(std::int64_t layer, const float* k, const float* v, std::span<const std::int64_t> slots) {
+void CpuOps::store_kv(std::int64_t layer, models::Activations k_rows, models::Activations v_rows,
+                      std::span<const std::int64_t> slots) {
+  const float* k = models::host(k_rows);
+  const float* v = models::host(v_rows);
   const std::int64_t row_floats = 2 * kv_layout_.num_kv_heads * kv_layout_.head_dim;
   for_ranges(static_cast<std::int64_t>(slots.size()), kParallelFloats / row_floats,
              [&](std::int64_t r0, std::int64_t r1) {
@@ -163,9 +180,9 @@ void CpuOps::store_kv(std::int64_t layer, const float* k, const float* v, std::s
 
 void CpuOps::copy_kv_blocks(std::span<const models::KvBlockCopy> copies) { kv_->copy_blocks(copies); }
 
-void CpuOps::attention(std::int64_t layer, const float* q, std::int64_t num_heads,
-                       std::span<const models::AttentionSequence> sequences, float scale, float* out) {
-  attention_.run(kv_->layer(layer), q, num_heads, sequences, scale, out);
+void CpuOps::attention(std::int64_t layer, models::Activations q, std::int64_t num_heads,
+                       std::span<const models::AttentionSequence> sequences, float scale, models::Activations out) {
+  attention_.run(kv_->layer(layer), models::host(q), num_heads, sequences, scale, models::host(out));
 }
 
 }  // namespace kiln::runtime

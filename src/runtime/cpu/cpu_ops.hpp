@@ -9,7 +9,7 @@
 
 #include "ir/model_config.hpp"
 #include "kernels/elementwise.hpp"
-#include "models/ops.hpp"
+#include "models/host_ops.hpp"
 #include "runtime/cpu/attention_runner.hpp"
 #include "runtime/cpu/compiled_weights.hpp"
 #include "runtime/cpu/linear_runner.hpp"
@@ -18,7 +18,7 @@
 
 namespace kiln::runtime {
 
-class CpuOps final : public models::Ops {
+class CpuOps final : public models::HostOps {
  public:
   // `weights` holds every matrix the forward pass multiplies by (plan_weights); the pool runs
   // every op. Both are shared with whoever compiled them and must outlive nothing else.
@@ -33,20 +33,21 @@ class CpuOps final : public models::Ops {
   void allocate_kv_cache(const models::KvCacheLayout& layout) override;
   const models::KvCacheLayout& kv_cache_layout() const override { return kv_layout_; }
 
-  void embed(const models::Weight& table, std::span<const std::int32_t> ids, float* out) override;
-  void rms_norm(const float* x, const models::Weight& gain, double eps, std::int64_t rows, std::int64_t dim,
-                float* out) override;
-  void add_rms_norm(float* residual, const float* x, const models::Weight& gain, double eps, std::int64_t rows,
-                    std::int64_t dim, float* out) override;
-  void add(float* acc, const float* x, std::int64_t count) override;
-  void linear(const float* x, std::int64_t rows, std::span<const models::LinearTarget> targets) override;
-  void rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads, std::int64_t num_kv_heads,
-            std::int64_t head_dim, const models::RotaryTable& table) override;
-  void silu_mul(const float* gate, const float* up, std::int64_t count, float* out) override;
-  void store_kv(std::int64_t layer, const float* k, const float* v, std::span<const std::int64_t> slots) override;
+  void embed(const models::Weight& table, std::span<const std::int32_t> ids, models::Activations out) override;
+  void rms_norm(models::Activations x, const models::Weight& gain, double eps, std::int64_t rows, std::int64_t dim,
+                models::Activations out) override;
+  void add_rms_norm(models::Activations residual, models::Activations x, const models::Weight& gain, double eps,
+                    std::int64_t rows, std::int64_t dim, models::Activations out) override;
+  void add(models::Activations acc, models::Activations x, std::int64_t count) override;
+  void linear(models::Activations x, std::int64_t rows, std::span<const models::LinearTarget> targets) override;
+  void rope(models::Activations q, models::Activations k, std::int64_t rows, std::int64_t num_heads,
+            std::int64_t num_kv_heads, std::int64_t head_dim, const models::RotaryTable& table) override;
+  void silu_mul(models::Activations gate, models::Activations up, std::int64_t count, models::Activations out) override;
+  void store_kv(std::int64_t layer, models::Activations k, models::Activations v,
+                std::span<const std::int64_t> slots) override;
   void copy_kv_blocks(std::span<const models::KvBlockCopy> copies) override;
-  void attention(std::int64_t layer, const float* q, std::int64_t num_heads,
-                 std::span<const models::AttentionSequence> sequences, float scale, float* out) override;
+  void attention(std::int64_t layer, models::Activations q, std::int64_t num_heads,
+                 std::span<const models::AttentionSequence> sequences, float scale, models::Activations out) override;
 
   Isa isa() const { return isa_; }
   std::size_t kv_cache_bytes() const { return kv_ ? kv_->bytes() : 0; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/host_ops.hpp"
 #include "runtime/thread_pool.hpp"
 #include "util/error.hpp"
 
@@ -60,8 +61,8 @@ void LinearRunner::run(const float* x, std::int64_t rows, std::span<const models
     const BoundMatrix& m = *w.matrix;
     if (m.mode == kernels::ActivationMode::kInt8 && xq == nullptr) xq = &quantize(x, n, m.packed.layout.in);
     const float* bias = targets[i].bias ? as_cpu(*targets[i].bias).values.data() : nullptr;
-    jobs[i] =
-        Job{&m, m.kernels.for_rows(n), kernels::MatmulArgs{n, x, xq, targets[i].out, m.packed.layout.out, bias}, tiles};
+    jobs[i] = Job{&m, m.kernels.for_rows(n),
+                  kernels::MatmulArgs{n, x, xq, models::host(targets[i].out), m.packed.layout.out, bias}, tiles};
     kernels::check_matmul_args(m.packed, jobs[i].args, m.mode, m.name);
     tiles += m.packed.layout.tiles;
     bytes += m.packed.layout.data_bytes + m.packed.layout.scales_bytes + m.packed.layout.zeros_bytes;

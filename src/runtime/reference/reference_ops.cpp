@@ -11,6 +11,7 @@ namespace kiln::runtime {
 namespace {
 
 namespace ref = kernels::reference;
+using models::host;
 
 // A mapped tensor; vectors (norm gains, biases) are converted to f32 once since they are tiny.
 class ReferenceWeight final : public models::Weight {
@@ -50,7 +51,8 @@ void ReferenceOps::allocate_kv_cache(const models::KvCacheLayout& layout) {
   values_.assign(static_cast<std::size_t>(layout.num_layers), std::vector<float>(per_layer));
 }
 
-void ReferenceOps::embed(const models::Weight& table, std::span<const std::int32_t> ids, float* out) {
+void ReferenceOps::embed(const models::Weight& table, std::span<const std::int32_t> ids, models::Activations rows) {
+  float* out = host(rows);
   const ReferenceWeight& t = as_reference(table);
   const std::int64_t dim = t.cols();
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -58,20 +60,24 @@ void ReferenceOps::embed(const models::Weight& table, std::span<const std::int32
   }
 }
 
-void ReferenceOps::rms_norm(const float* x, const models::Weight& gain, double eps, std::int64_t rows, std::int64_t dim,
-                            float* out) {
-  ref::rms_norm(x, as_reference(gain).vector(), eps, rows, dim, out);
+void ReferenceOps::rms_norm(models::Activations x, const models::Weight& gain, double eps, std::int64_t rows,
+                            std::int64_t dim, models::Activations out) {
+  ref::rms_norm(host(x), as_reference(gain).vector(), eps, rows, dim, host(out));
 }
 
-void ReferenceOps::add_rms_norm(float* residual, const float* x, const models::Weight& gain, double eps,
-                                std::int64_t rows, std::int64_t dim, float* out) {
-  ref::add(residual, x, rows * dim);
-  ref::rms_norm(residual, as_reference(gain).vector(), eps, rows, dim, out);
+void ReferenceOps::add_rms_norm(models::Activations residual, models::Activations x, const models::Weight& gain,
+                                double eps, std::int64_t rows, std::int64_t dim, models::Activations out) {
+  ref::add(host(residual), host(x), rows * dim);
+  ref::rms_norm(host(residual), as_reference(gain).vector(), eps, rows, dim, host(out));
 }
 
-void ReferenceOps::add(float* acc, const float* x, std::int64_t count) { ref::add(acc, x, count); }
+void ReferenceOps::add(models::Activations acc, models::Activations x, std::int64_t count) {
+  ref::add(host(acc), host(x), count);
+}
 
-void ReferenceOps::linear(const float* x, std::int64_t rows, std::span<const models::LinearTarget> targets) {
+void ReferenceOps::linear(models::Activations x_rows, std::int64_t rows,
+                          std::span<const models::LinearTarget> targets) {
+  const float* x = host(x_rows);
   for (const models::LinearTarget& target : targets) {
     const ReferenceWeight& w = as_reference(*target.weight);
     const std::int64_t out_dim = w.rows();
@@ -84,14 +90,17 @@ void ReferenceOps::linear(const float* x, std::int64_t rows, std::span<const mod
         const float* xr = x + r * in_dim;
         double dot = bias ? bias[o] : 0.0;
         for (std::int64_t i = 0; i < in_dim; ++i) dot += double(xr[i]) * row_[i];
-        target.out[r * out_dim + o] = static_cast<float>(dot);
+        host(target.out)[r * out_dim + o] = static_cast<float>(dot);
       }
     }
   }
 }
 
-void ReferenceOps::rope(float* q, float* k, std::int64_t rows, std::int64_t num_heads, std::int64_t num_kv_heads,
-                        std::int64_t head_dim, const models::RotaryTable& table) {
+void ReferenceOps::rope(models::Activations q_rows, models::Activations k_rows, std::int64_t rows,
+                        std::int64_t num_heads, std::int64_t num_kv_heads, std::int64_t head_dim,
+                        const models::RotaryTable& table) {
+  float* q = host(q_rows);
+  float* k = host(k_rows);
   const std::int64_t rotary = table.rotary_dim > 0 ? table.rotary_dim : head_dim;
   if (rotary == head_dim) {
     ref::rope_rotate_half(q, rows, num_heads, head_dim, table.cos, table.sin);
@@ -109,11 +118,15 @@ void ReferenceOps::rope(float* q, float* k, std::int64_t rows, std::int64_t num_
   }
 }
 
-void ReferenceOps::silu_mul(const float* gate, const float* up, std::int64_t count, float* out) {
-  ref::silu_mul(gate, up, count, out);
+void ReferenceOps::silu_mul(models::Activations gate, models::Activations up, std::int64_t count,
+                            models::Activations out) {
+  ref::silu_mul(host(gate), host(up), count, host(out));
 }
 
-void ReferenceOps::store_kv(std::int64_t layer, const float* k, const float* v, std::span<const std::int64_t> slots) {
+void ReferenceOps::store_kv(std::int64_t layer, models::Activations k_rows, models::Activations v_rows,
+                            std::span<const std::int64_t> slots) {
+  const float* k = host(k_rows);
+  const float* v = host(v_rows);
   const models::KvCacheLayout& l = kv_layout_;
   float* keys = keys_[static_cast<std::size_t>(layer)].data();
   float* values = values_[static_cast<std::size_t>(layer)].data();
@@ -144,8 +157,11 @@ void ReferenceOps::copy_kv_blocks(std::span<const models::KvBlockCopy> copies) {
   }
 }
 
-void ReferenceOps::attention(std::int64_t layer, const float* q, std::int64_t num_heads,
-                             std::span<const models::AttentionSequence> sequences, float scale, float* out) {
+void ReferenceOps::attention(std::int64_t layer, models::Activations q_rows, std::int64_t num_heads,
+                             std::span<const models::AttentionSequence> sequences, float scale,
+                             models::Activations out_rows) {
+  const float* q = host(q_rows);
+  float* out = host(out_rows);
   const models::KvCacheLayout& l = kv_layout_;
   const kernels::PagedKv kv =
       ref::f32_paged_kv(keys_[static_cast<std::size_t>(layer)].data(), values_[static_cast<std::size_t>(layer)].data(),
