@@ -5,4 +5,9 @@
 
 #include <string_view>
 
-namespace kiln::kernels::opencl {}  // namespace kiln::kernels::opencl
+namespace kiln::kernels::opencl {
+
+std::string_view elementwise_source();      // rms_norm, add_rms_norm, add, silu_mul, rope
+std::string_view paged_attention_source();  // store_kv, copy_kv_blocks, attention (-DKV_F32/F16/U8)
+
+}  // namespace kiln::kernels::opencl
