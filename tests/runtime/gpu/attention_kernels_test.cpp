@@ -231,6 +231,7 @@ TEST_P(AttentionKernels, AttentionOfABatchMatchesEachSequencesReference) {
 
   // A prefill chunk after 9 cached positions, a decode row with a long context, and rows of a
   // sliding-window layer; their blocks drawn from a shuffled pool, so tables are out of order.
+  // The last row belongs to no sequence: the kernel leaves it as it was.
   std::vector<Sequence> sequences = {{0, 6, 9, 0, {}}, {6, 1, 130, 0, {}}, {7, 3, 12, 7, {}}};
   std::vector<std::int32_t> pool(num_blocks);
   std::iota(pool.begin(), pool.end(), 0);
@@ -245,11 +246,11 @@ TEST_P(AttentionKernels, AttentionOfABatchMatchesEachSequencesReference) {
     layout.insert(layout.end(), {s.row_begin, s.num_rows, s.num_cached, cl_int(tables.size()), s.window});
     tables.insert(tables.end(), s.block_table.begin(), s.block_table.end());
   }
-  const cl_int rows = 10;
+  const cl_int rows = 11;
   const std::vector<float> q = random_floats(std::size_t(rows) * num_heads * head_dim, rng, -3.0f, 3.0f);
   const float scale = 1.0f / std::sqrt(float(head_dim));
 
-  std::vector<float> want(q.size());
+  std::vector<float> want(q.size(), 7.0f);
   for (const Sequence& s : sequences) {
     const std::size_t first = std::size_t(s.row_begin) * num_heads * head_dim;
     kernels::reference::paged_attention(&q[first], s.num_rows, s.num_cached, num_heads, s.block_table, host.view(),
@@ -258,7 +259,7 @@ TEST_P(AttentionKernels, AttentionOfABatchMatchesEachSequencesReference) {
 
   cl::Kernel kernel(attention_program(*gpu, shape.element), "attention");
   const cl::Buffer q_buffer = upload(*gpu, q), table_buffer = upload(*gpu, tables),
-                   layout_buffer = upload(*gpu, layout), out_buffer = upload(*gpu, std::vector<float>(q.size()));
+                   layout_buffer = upload(*gpu, layout), out_buffer = upload(*gpu, std::vector<float>(q.size(), 7.0f));
   int arg = 0;
   for (const cl::Buffer* b :
        {&q_buffer, &cache.keys, &cache.values, &cache.key_params, &cache.value_params, &table_buffer, &layout_buffer})
