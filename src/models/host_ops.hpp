@@ -21,7 +21,7 @@ class HostActivationMemory final : public ActivationMemory {
 };
 
 // The floats of host activations (made by a HostOps backend).
-inline float* host(Activations a) { return static_cast<HostActivationMemory*>(a.buffer)->data() + a.offset; }
+inline float* host(Activations a) { return static_cast<HostActivationMemory*>(a.buffer)->data(); }
 
 class HostOps : public Ops {
  public:

@@ -20,7 +20,7 @@ T* grow(std::vector<T>& buffer, std::int64_t count) {
 
 Activations LlamaModel::grow(Workspace::Buffer& buffer, std::int64_t floats) {
   if (!buffer || buffer->size() < floats) buffer = ops_->allocate_activations(floats);
-  return {buffer.get(), 0};
+  return {buffer.get()};
 }
 
 LlamaModel::LlamaModel(const ir::ModelConfig& config, std::shared_ptr<const ir::TensorSource> source,
@@ -148,11 +148,11 @@ void LlamaModel::step(std::span<const SequenceChunk> batch, StepOutput& out) {
     const std::int64_t out_rows =
         run_layer(layers_[l], static_cast<std::int64_t>(l), rows, sequences_, last && compact);
     // The MLP output joins the residual stream inside the next layer's input norm.
-    const Activations proj{ws_.proj.get(), 0};
+    const Activations proj{ws_.proj.get()};
     if (!last) {
       ops_->add_rms_norm(residual, proj, *layers_[l + 1].attn_norm, config_.rms_norm_eps, rows, hidden, normed);
     } else if (out_rows > 0) {  // the residual may be the kept rows now
-      ops_->add({ws_.residual.get(), 0}, proj, out_rows * hidden);
+      ops_->add({ws_.residual.get()}, proj, out_rows * hidden);
     }
   }
   compute_logits(compact, out);
@@ -173,7 +173,7 @@ std::int64_t LlamaModel::keep_logit_rows(Activations attn) {
   const auto kept = static_cast<std::int64_t>(ws_.logit_rows.size());
   if (kept == 0) return 0;
   ops_->gather_rows(attn, q_dim, ws_.logit_rows, grow(ws_.kept_attn, kept * q_dim));
-  ops_->gather_rows({ws_.residual.get(), 0}, hidden, ws_.logit_rows, grow(ws_.kept_residual, kept * hidden));
+  ops_->gather_rows({ws_.residual.get()}, hidden, ws_.logit_rows, grow(ws_.kept_residual, kept * hidden));
   std::swap(ws_.residual, ws_.kept_residual);
   return kept;
 }
@@ -181,7 +181,7 @@ std::int64_t LlamaModel::keep_logit_rows(Activations attn) {
 std::int64_t LlamaModel::run_layer(const Layer& layer, std::int64_t index, std::int64_t rows,
                                    std::span<const AttentionSequence> sequences, bool logit_rows_only) {
   const ir::ModelConfig& c = config_;
-  const Activations normed{ws_.normed.get(), 0};
+  const Activations normed{ws_.normed.get()};
   const Activations q = grow(ws_.q, rows * c.q_dim());
   const Activations k = grow(ws_.k, rows * c.kv_dim());
   const Activations v = grow(ws_.v, rows * c.kv_dim());
@@ -199,12 +199,12 @@ std::int64_t LlamaModel::run_layer(const Layer& layer, std::int64_t index, std::
   if (logit_rows_only) {
     rows = keep_logit_rows(attn);
     if (rows == 0) return 0;
-    attn = {ws_.kept_attn.get(), 0};
+    attn = {ws_.kept_attn.get()};
   }
   const Activations proj = grow(ws_.proj, rows * c.hidden_size);
   const LinearTarget o[] = {{layer.wo.get(), layer.bo.get(), proj}};
   ops_->linear(attn, rows, o);
-  ops_->add_rms_norm({ws_.residual.get(), 0}, proj, *layer.mlp_norm, c.rms_norm_eps, rows, c.hidden_size, normed);
+  ops_->add_rms_norm({ws_.residual.get()}, proj, *layer.mlp_norm, c.rms_norm_eps, rows, c.hidden_size, normed);
 
   const Activations gate = grow(ws_.gate, rows * c.intermediate_size);
   const Activations up = grow(ws_.up, rows * c.intermediate_size);
@@ -224,7 +224,7 @@ void LlamaModel::compute_logits(bool compacted, StepOutput& out) {
   if (num_rows == 0) return;
 
   // The rows whose logits are wanted, normalised: [num_rows, hidden].
-  const Activations residual{ws_.residual.get(), 0};
+  const Activations residual{ws_.residual.get()};
   const Activations head_in = grow(ws_.head_in, num_rows * hidden);
   if (compacted) {
     ops_->rms_norm(residual, *final_norm_, config_.rms_norm_eps, num_rows, hidden, head_in);

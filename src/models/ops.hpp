@@ -38,12 +38,9 @@ class ActivationMemory {
   virtual std::int64_t size() const = 0;  // floats
 };
 
-// `offset` floats into a buffer; at() views a later part of it.
+// A handle to activations the backend allocated: ops read and write them whole, from the start.
 struct Activations {
   ActivationMemory* buffer = nullptr;
-  std::int64_t offset = 0;
-
-  Activations at(std::int64_t floats) const { return {buffer, offset + floats}; }
 };
 
 // One output of linear(): out [rows, W.out] = x [rows, W.in] · Wᵀ (+ bias).

@@ -27,7 +27,7 @@ KvCacheLayout small_layout() {
 // Host activations holding `values`.
 models::Activations rows(models::HostActivationMemory& memory, const std::vector<float>& values) {
   std::copy(values.begin(), values.end(), memory.data());
-  return {&memory, 0};
+  return {&memory};
 }
 
 // Attention of one query at position 0 (a single key) reads back that position's value.
@@ -35,7 +35,7 @@ std::vector<float> value_at_block(ReferenceOps& ops, std::int64_t layer, std::in
   const std::vector<std::int32_t> table{block};
   models::HostActivationMemory q(2), out(2);
   const AttentionSequence s{0, 1, 0, table};
-  ops.attention(layer, rows(q, {0.5f, -1.0f}), 1, std::span(&s, 1), 1.0f, {&out, 0});
+  ops.attention(layer, rows(q, {0.5f, -1.0f}), 1, std::span(&s, 1), 1.0f, {&out});
   return {out.data(), out.data() + 2};
 }
 

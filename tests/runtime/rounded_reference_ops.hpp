@@ -66,10 +66,10 @@ class RoundedReferenceOps final : public models::HostOps {
       if (w.bf16_activations) {
         float* r = rounded(static_cast<std::size_t>(rows) * w.in);
         for (std::size_t i = 0; i < static_cast<std::size_t>(rows) * w.in; ++i) r[i] = bf16_to_f32(f32_to_bf16(x[i]));
-        input = {rounded_.get(), 0};
+        input = {rounded_.get()};
       } else if (w.int8_activations) {
         round_through_int8(x, static_cast<std::size_t>(rows), w.in);
-        input = {rounded_.get(), 0};
+        input = {rounded_.get()};
       }
       const models::LinearTarget inner{w.inner.get(), t.bias ? &unwrap(*t.bias) : nullptr, t.out};
       inner_.linear(input, rows, {&inner, 1});
@@ -96,7 +96,7 @@ class RoundedReferenceOps final : public models::HostOps {
       round_row(k_rounded.data() + r * l.head_dim, hd);
       round_row(v_rounded.data() + r * l.head_dim, hd);
     }
-    inner_.store_kv(layer, {&k_rounded, 0}, {&v_rounded, 0}, slots);
+    inner_.store_kv(layer, {&k_rounded}, {&v_rounded}, slots);
   }
   void copy_kv_blocks(std::span<const models::KvBlockCopy> copies) override { inner_.copy_kv_blocks(copies); }
   void attention(std::int64_t layer, models::Activations q, std::int64_t num_heads,
