@@ -156,9 +156,15 @@ attention(__global const float* q, __global const kv_t* keys, __global const kv_
   const int kv_head = h / (num_heads / num_kv_heads);
 
   const long q_base = ((long)r * num_heads + h) * head_dim;
-  for (int d = lid; d < head_dim; d += ATTENTION_GROUP_SIZE) {
-    q_local[d] = q[q_base + d];
-    acc[d] = 0.0f;
+  // NOTE: every dims loop runs the same trip count in every work-item (the tail is masked):
+  // PoCL 3.1 miscompiles a loop whose trip count depends on the local id in a kernel with
+  // barriers, and crashed on head_dim 16 with 64 work-items.
+  for (int base = 0; base < head_dim; base += ATTENTION_GROUP_SIZE) {
+    const int d = base + lid;
+    if (d < head_dim) {
+      q_local[d] = q[q_base + d];
+      acc[d] = 0.0f;
+    }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -189,16 +195,22 @@ attention(__global const float* q, __global const kv_t* keys, __global const kv_
     run_max = chunk_max;
 
     // The value rows by their positions in this chunk; each work-item reads only its dims.
-    for (int d = lid; d < head_dim; d += ATTENTION_GROUP_SIZE) {
-      float a = acc[d] * alpha;
-      for (int t = 0; t < count; ++t) {
-        const int p = chunk + t;
-        const long v_row = ((long)table[p / block_size] * num_kv_heads + kv_head) * block_size + p % block_size;
-        a = fma(probs[t], load_kv(values, value_params, v_row, d, head_dim, group_size, groups), a);
+    for (int base = 0; base < head_dim; base += ATTENTION_GROUP_SIZE) {
+      const int d = base + lid;
+      if (d < head_dim) {
+        float a = acc[d] * alpha;
+        for (int t = 0; t < count; ++t) {
+          const int p = chunk + t;
+          const long v_row = ((long)table[p / block_size] * num_kv_heads + kv_head) * block_size + p % block_size;
+          a = fma(probs[t], load_kv(values, value_params, v_row, d, head_dim, group_size, groups), a);
+        }
+        acc[d] = a;
       }
-      acc[d] = a;
     }
     barrier(CLK_LOCAL_MEM_FENCE);  // probs is rewritten by the next chunk
   }
-  for (int d = lid; d < head_dim; d += ATTENTION_GROUP_SIZE) out[q_base + d] = acc[d] / run_sum;
+  for (int base = 0; base < head_dim; base += ATTENTION_GROUP_SIZE) {
+    const int d = base + lid;
+    if (d < head_dim) out[q_base + d] = acc[d] / run_sum;
+  }
 }

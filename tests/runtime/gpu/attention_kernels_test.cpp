@@ -288,7 +288,8 @@ std::string shape_name(const ::testing::TestParamInfo<CacheShape>& info) {
 INSTANTIATE_TEST_SUITE_P(Shapes, AttentionKernels,
                          ::testing::Values(CacheShape{ElementType::kF32, 16, 64}, CacheShape{ElementType::kF32, 5, 256},
                                            CacheShape{ElementType::kF16, 16, 128}, CacheShape{ElementType::kF16, 5, 80},
-                                           CacheShape{ElementType::kU8, 16, 64}, CacheShape{ElementType::kU8, 5, 80}),
+                                           CacheShape{ElementType::kU8, 16, 64}, CacheShape{ElementType::kU8, 5, 80},
+                                           CacheShape{ElementType::kF32, 8, 16}),
                          shape_name);
 
 }  // namespace
