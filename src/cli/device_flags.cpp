@@ -5,9 +5,16 @@
 namespace kiln::cli {
 
 void add_device_flags(CLI::App& cmd, DeviceFlags& f) {
-  cmd.add_option("--device", f.device, "CPU (compiled kernels) or REFERENCE (scalar oracle)")
+  cmd.add_option("--device", f.device,
+                 "CPU (compiled kernels), GPU or GPU.<n> (OpenCL; `kiln devices` lists them) or REFERENCE (scalar "
+                 "oracle)")
       ->capture_default_str()
-      ->check(CLI::IsMember(runtime::device_names()));
+      ->check(CLI::Validator(
+          [](const std::string& name) {
+            return runtime::is_device_name(name) ? std::string()
+                                                 : "'" + name + "' is not a device: CPU, GPU, GPU.<n> or REFERENCE";
+          },
+          "DEVICE"));
   cmd.add_option("--property", f.properties,
                  "Device property NAME=VALUE, repeatable (e.g. KV_CACHE_PRECISION=u8, CACHE_DIR=DIR; "
                  "`kiln devices` lists them)");

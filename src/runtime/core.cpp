@@ -10,6 +10,7 @@
 #include "models/tensor_specs.hpp"
 #include "runtime/cpu/cpu_ops.hpp"
 #include "runtime/gguf_import_cache.hpp"
+#include "runtime/gpu/gpu_ops.hpp"
 #include "runtime/reference/reference_ops.hpp"
 #include "runtime/thread_pool.hpp"
 #include "util/error.hpp"
@@ -32,6 +33,38 @@ void check_reference_properties(const DeviceProperties& p) {
           spec.name, kReferenceDevice);
     }
   }
+}
+
+// The GPU device runs its own kernels on its own memory: the CPU's knobs would be ignored there,
+// so setting one is an error.
+void check_gpu_properties(const DeviceProperties& p, std::string_view device) {
+  const DeviceProperties defaults;
+  for (const PropertySpec& spec : device_property_specs()) {
+    if (spec.name == "KV_CACHE_PRECISION" || spec.name == "KV_CACHE_GROUP_SIZE" || spec.name == "CACHE_DIR" ||
+        spec.name == "GGUF_REQUANTIZE") {
+      continue;
+    }
+    if (spec.get(p) != spec.get(defaults)) {
+      fail(
+          "property {} does not apply to the {} device; accepted there: KV_CACHE_PRECISION (f32, f16, u8), "
+          "KV_CACHE_GROUP_SIZE, CACHE_DIR, GGUF_REQUANTIZE",
+          spec.name, device);
+    }
+  }
+}
+
+// Device memory the weights take once uploaded: their bytes as stored (f32 where a tensor is
+// converted), scales and zero points included.
+std::uint64_t gpu_weight_bytes(const ir::TensorSource& weights) {
+  std::uint64_t total = 0;
+  for (const std::string& name : weights.names()) {
+    const ir::TensorView& t = *weights.find(name);
+    const bool kept =
+        t.quantization || t.dtype == ElementType::kF16 || t.dtype == ElementType::kBf16 || t.dtype == ElementType::kF32;
+    total += kept ? t.bytes.size() : static_cast<std::uint64_t>(t.num_elements()) * sizeof(float);
+    if (t.quantization) total += t.quantization->scales.size() + t.quantization->zero_points.size();
+  }
+  return total;
 }
 
 // More threads than this many per usable CPU is a mistake, never a tuning: refused before any
@@ -150,6 +183,52 @@ CompiledModel build_cpu_model(const ir::ModelConfig& config, std::shared_ptr<con
   return out;
 }
 
+CompiledModel build_gpu_model(const ir::ModelConfig& config, std::shared_ptr<const ir::TensorSource> weights,
+                              std::string_view device, const DeviceProperties& p, KvCacheRequest request) {
+  check_gpu_properties(p, device);
+  models::validate_tensors(config, *weights);
+  auto gpu = std::make_shared<gpu::GpuContext>(gpu::select_gpu_device(device));
+  const gpu::GpuDeviceInfo& info = gpu->info();
+  // The weights and the KV cache share the device's memory: the cache gets at most what the
+  // weights leave (less a tenth for activations and the driver), and never less than one context.
+  const std::uint64_t weight_bytes = gpu_weight_bytes(*weights);
+  const std::uint64_t usable = info.global_memory_bytes / 10 * 9;
+  const models::KvCacheLayout wanted = kv_cache_layout(config, request, p.kv_cache_precision, p.kv_cache_group_size);
+  const std::uint64_t kv_bytes_per_block = wanted.bytes_per_token() * static_cast<std::uint64_t>(wanted.block_size);
+  if (weight_bytes + kv_bytes_per_block > usable) {
+    fail(
+        "the model does not fit {} ({}): its weights take {:.1f} MB of the {:.1f} MB the device can give (90% of "
+        "{:.1f} MB), before any KV cache; use a smaller or more compressed model (`kiln budget` shows the arithmetic)",
+        info.name, info.full_name, double(weight_bytes) / 1e6, double(usable) / 1e6,
+        double(info.global_memory_bytes) / 1e6);
+  }
+  const std::uint64_t kv_room = usable - weight_bytes;
+  if (request.num_blocks == 0 && request.cache_bytes == 0) request.memory_cap_bytes = kv_room;
+  const models::KvCacheLayout layout = kv_cache_layout(config, request, p.kv_cache_precision, p.kv_cache_group_size);
+  const std::uint64_t kv_bytes = kv_bytes_per_block * static_cast<std::uint64_t>(layout.num_blocks);
+  if (kv_bytes > kv_room) {
+    fail(
+        "the KV cache does not fit {}: {} blocks take {:.1f} MB, the weights leave {:.1f} MB of its {:.1f} MB; ask "
+        "for a shorter context or fewer blocks",
+        info.name, layout.num_blocks, double(kv_bytes) / 1e6, double(kv_room) / 1e6,
+        double(info.global_memory_bytes) / 1e6);
+  }
+
+  CompiledModel out;
+  out.config = config;
+  out.weights = weights;
+  out.info.device = info.name;
+  auto ops = std::make_unique<gpu::GpuOps>(gpu, p.cache_dir);
+  const gpu::GpuOps& ops_view = *ops;
+  out.model = models::create_language_model(config, weights, std::move(ops), layout);
+  out.info.kv_cache_bytes = ops_view.kv_cache_bytes();
+  init_logging();
+  spdlog::info("compiled {} for {} ({}): {:.1f} MB of weights, KV {} ({:.1f} MB)", weights->origin(), info.name,
+               info.full_name, double(ops_view.weight_bytes()) / 1e6, kv_precision_name(p.kv_cache_precision),
+               double(out.info.kv_cache_bytes) / 1e6);
+  return out;
+}
+
 }  // namespace
 
 CompiledModel Core::compile_model(const ir::ModelConfig& config, std::shared_ptr<const ir::TensorSource> weights,
@@ -165,8 +244,11 @@ CompiledModel Core::compile_model(const ir::ModelConfig& config, std::shared_ptr
                                               kv_cache_layout(config, request, ElementType::kF32, 32));
     return out;
   }
-  if (device != kCpuDevice)
-    fail("device '{}' is not available (accepted: {}, {})", device, kCpuDevice, kReferenceDevice);
+  if (gpu::is_gpu_device_name(device)) return build_gpu_model(config, std::move(weights), device, p, request);
+  if (device != kCpuDevice) {
+    fail("device '{}' is not available (accepted: {}, {}, {}.<n>, {})", device, kCpuDevice, gpu::kGpuDevice,
+         gpu::kGpuDevice, kReferenceDevice);
+  }
   const Isa isa = select_isa(p.isa);
   std::shared_ptr<ThreadPool> pool = make_pool(p);
   models::validate_tensors(config, *weights);  // before packing: its errors name every bad tensor

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "runtime/gpu/gpu_devices.hpp"
 #include "runtime/thread_pool.hpp"
 #include "util/error.hpp"
 
@@ -93,6 +94,10 @@ std::uint64_t available_memory_bytes() {
 }
 
 std::vector<std::string> device_names() { return {std::string(kCpuDevice), std::string(kReferenceDevice)}; }
+
+bool is_device_name(std::string_view name) {
+  return name == kCpuDevice || name == kReferenceDevice || gpu::is_gpu_device_name(name);
+}
 
 DeviceInfo describe_device(std::string_view name) {
   DeviceInfo d;

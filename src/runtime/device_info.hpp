@@ -35,8 +35,11 @@ struct DeviceInfo {
 // /proc/meminfo), in bytes; 0 when it does not say.
 std::uint64_t available_memory_bytes();
 
-// Names accepted as a device: CPU, REFERENCE.
+// The host's devices: CPU, REFERENCE (GPUs are listed by gpu/gpu_devices.hpp).
 std::vector<std::string> device_names();
+
+// CPU, REFERENCE, GPU or GPU.<index>: a name Core accepts (a GPU must also exist).
+bool is_device_name(std::string_view name);
 
 // Describes one device; throws kiln::Error for an unknown name, listing the accepted ones.
 DeviceInfo describe_device(std::string_view name);

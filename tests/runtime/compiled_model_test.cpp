@@ -36,22 +36,6 @@ struct Case {
   ElementType kv;
 };
 
-bool bf16_weights(const GoldenCheckpoint& g) {
-  return g.checkpoint->find("model.embed_tokens.weight")->dtype == ElementType::kBf16;
-}
-
-float tolerance(const GoldenCheckpoint& g, ElementType kv) {
-  if (bf16_weights(g)) return 0.1f;
-  switch (kv) {
-    case ElementType::kF32: return 1e-4f;
-    case ElementType::kF16: return g.dir.filename() == "phi3_tiny" ? 1e-2f : 3e-3f;
-    case ElementType::kBf16: return 1e-2f;
-    case ElementType::kU8: return 1e-2f;
-    default: break;
-  }
-  return 0;
-}
-
 class CompiledVsReference : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
@@ -68,7 +52,7 @@ TEST_P(CompiledVsReference, FullForwardLogits) {
   for (const auto& p : golden_.prompts) {
     const std::vector<float> got = testing::full_forward(*compiled.model, p.ids);
     const std::vector<float> want = testing::full_forward(*oracle, p.ids);
-    EXPECT_LT(testing::max_abs_diff(got, want), tolerance(golden_, c.kv)) << "prompt: " << p.prompt;
+    EXPECT_LT(testing::max_abs_diff(got, want), testing::golden_tolerance(golden_, c.kv)) << "prompt: " << p.prompt;
   }
 }
 
@@ -122,28 +106,7 @@ INSTANTIATE_TEST_SUITE_P(Goldens, CompiledGreedyVsTransformers, ::testing::Value
 TEST(CompiledModel, ChunksAndBatchesAgreeWithFullForward) {
   const GoldenCheckpoint g = kiln::testing::load_golden_checkpoint("llama3_tiny");
   auto compiled = testing::compile_cpu(g.checkpoint, {.kv_cache_precision = ElementType::kF32});
-  const std::vector<std::int32_t>& ids = g.prompts.front().ids;
-  const std::int64_t vocab = compiled.config.vocab_size;
-  const std::vector<float> full = testing::full_forward(*compiled.model, ids);
-  std::vector<std::int32_t> blocks_a(16), blocks_b(16);
-  std::iota(blocks_a.begin(), blocks_a.end(), 0);
-  std::iota(blocks_b.begin(), blocks_b.end(), 16);
-  const std::size_t split = ids.size() / 2;
-  const std::span<const std::int32_t> all(ids);
-  // Step 1: sequence A's first half and all of B; step 2: A's second half.
-  const models::SequenceChunk first[] = {{all.first(split), 0, blocks_a, models::LogitsMode::kAll},
-                                         {all, 0, blocks_b, models::LogitsMode::kAll}};
-  models::StepOutput out;
-  compiled.model->step(first, out);
-  ASSERT_EQ(out.num_rows, static_cast<std::int64_t>(split + ids.size()));
-  const std::vector<float> first_rows(out.logits.begin(), out.logits.begin() + split * vocab);
-  const std::vector<float> b_rows(out.logits.begin() + split * vocab, out.logits.end());
-  EXPECT_LT(testing::max_abs_diff(b_rows, full), 1e-5f);
-  EXPECT_LT(testing::max_abs_diff(first_rows, std::vector<float>(full.begin(), full.begin() + split * vocab)), 1e-5f);
-  const models::SequenceChunk second{all.subspan(split), static_cast<std::int64_t>(split), blocks_a,
-                                     models::LogitsMode::kAll};
-  compiled.model->step({&second, 1}, out);
-  EXPECT_LT(testing::max_abs_diff(out.logits, std::vector<float>(full.begin() + split * vocab, full.end())), 1e-5f);
+  testing::expect_chunks_and_batches_agree(*compiled.model, g.prompts.front().ids);
 }
 
 // A KV cache sized by sequences shrinks to a memory cap, never below one context; an explicit

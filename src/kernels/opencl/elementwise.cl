@@ -1,6 +1,7 @@
 // The element-wise parts of a transformer layer on f32 activations [rows, width]: RMS norm (with
-// the residual add fused in), add, silu_mul and rotate_half RoPE. Twins of reference/elementwise;
-// sums are accumulated in float, so results match the double reference to ~1e-6 relative.
+// the residual add fused in), add, silu_mul, rotate_half RoPE and a row gather. Twins of
+// reference/elementwise; sums are accumulated in float, so results match the double reference to
+// ~1e-6 relative.
 
 // The norms' work-group size: a power of two, so the sum of squares reduces as a tree.
 #ifndef NORM_GROUP_SIZE
@@ -84,4 +85,12 @@ __kernel void rope(__global float* q, __global float* k, int num_heads, int num_
   const float b = v[i + half_dim];
   v[i] = a * c - b * s;
   v[i + half_dim] = b * c + a * s;
+}
+
+// dst row r [width] = src row rows[r] (int64); src and dst do not overlap. NDRange (width, number
+// of rows), any work-group.
+__kernel void gather_rows(__global const float* src, __global const long* rows, int width, __global float* dst) {
+  const int i = get_global_id(0);
+  const long r = get_global_id(1);
+  dst[r * width + i] = src[rows[r] * width + i];
 }

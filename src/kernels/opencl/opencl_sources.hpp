@@ -7,8 +7,8 @@
 
 namespace kiln::kernels::opencl {
 
-std::string_view elementwise_source();      // rms_norm, add_rms_norm, add, silu_mul, rope
-std::string_view matmul_source();  // matmul and embedding_gather, one scheme per build (-DSCHEME_*)
+std::string_view elementwise_source();      // rms_norm, add_rms_norm, add, silu_mul, rope, gather_rows
+std::string_view matmul_source();           // matmul, embedding_gather; one scheme per build (-DSCHEME_*)
 std::string_view paged_attention_source();  // store_kv, copy_kv_blocks, attention (-DKV_F32/F16/U8)
 
 }  // namespace kiln::kernels::opencl

@@ -1,0 +1,380 @@
+#include "runtime/gpu/gpu_ops.hpp"
+
+#include <map>
+
+#include "kernels/opencl/opencl_sources.hpp"
+#include "runtime/gpu/gpu_weight.hpp"
+#include "runtime/gpu/program_cache.hpp"
+
+namespace kiln::runtime::gpu {
+namespace {
+
+namespace cl_sources = kernels::opencl;
+
+constexpr std::size_t kMatmulGroup = 64;     // WG_SIZE of matmul.cl
+constexpr std::size_t kAttentionGroup = 64;  // ATTENTION_GROUP_SIZE of paged_attention.cl
+constexpr std::size_t kElementGroup = 64;    // element-wise launches round up to this
+
+class DeviceActivations final : public models::ActivationMemory {
+ public:
+  DeviceActivations(GpuContext& gpu, std::int64_t floats)
+      : floats_(floats),
+        buffer_(gpu.context(), CL_MEM_READ_WRITE, static_cast<std::size_t>(std::max<std::int64_t>(floats, 1)) * 4) {}
+  std::int64_t size() const override { return floats_; }
+  const cl::Buffer& buffer() const { return buffer_; }
+
+ private:
+  std::int64_t floats_;
+  cl::Buffer buffer_;
+};
+
+const cl::Buffer& cl_buffer(models::Activations a) { return static_cast<DeviceActivations*>(a.buffer)->buffer(); }
+
+std::size_t round_up(std::int64_t count, std::size_t multiple) {
+  return (static_cast<std::size_t>(count) + multiple - 1) / multiple * multiple;
+}
+
+// The largest power of two up to `limit` and 128: the norms' work-group (NORM_GROUP_SIZE).
+std::size_t norm_group_size(std::size_t limit) {
+  std::size_t size = 1;
+  while (size * 2 <= std::min<std::size_t>(limit, 128)) size *= 2;
+  return size;
+}
+
+std::string_view scheme_option(WeightScheme scheme) {
+  switch (scheme) {
+    case WeightScheme::kF32: return "-DSCHEME_F32";
+    case WeightScheme::kF16: return "-DSCHEME_F16";
+    case WeightScheme::kBf16: return "-DSCHEME_BF16";
+    case WeightScheme::kInt8Sym: return "-DSCHEME_INT8_SYM";
+    case WeightScheme::kInt8Asym: return "-DSCHEME_INT8_ASYM";
+    case WeightScheme::kInt4Sym: return "-DSCHEME_INT4_SYM";
+    case WeightScheme::kInt4Asym: return "-DSCHEME_INT4_ASYM";
+    case WeightScheme::kNf4: return "-DSCHEME_NF4";
+  }
+  fail(ErrorKind::kInternal, "weight scheme {} has no OpenCL matmul", static_cast<int>(scheme));
+}
+
+std::string_view kv_option(ElementType precision) {
+  switch (precision) {
+    case ElementType::kF32: return "-DKV_F32";
+    case ElementType::kF16: return "-DKV_F16";
+    case ElementType::kU8: return "-DKV_U8";
+    default: fail(ErrorKind::kUnsupported, "the GPU device has no {} KV cache", kv_precision_name(precision));
+  }
+}
+
+}  // namespace
+
+// The built programs and their kernels. cl::Kernel holds its arguments, so each op sets all of
+// its kernel's arguments before every launch.
+struct GpuOps::Kernels {
+  struct Matmul {
+    cl::Kernel matmul, gather;
+  };
+  cl::Kernel rms_norm, add_rms_norm, add, silu_mul, rope, gather_rows;
+  cl::Kernel store_kv, copy_kv_blocks, attention;
+  std::map<WeightScheme, Matmul> matmul;  // built for the schemes the model has
+};
+
+GpuOps::GpuOps(std::shared_ptr<GpuContext> gpu, std::filesystem::path cache_dir)
+    : gpu_(std::move(gpu)), cache_dir_(std::move(cache_dir)), kernels_(std::make_unique<Kernels>()) {
+  norm_group_ = norm_group_size(gpu_->info().max_work_group_size);
+  const cl::Program elementwise =
+      build_program(*gpu_, {"elementwise.cl", cl_sources::elementwise_source()},
+                    fmt::format("-cl-std=CL1.2 -DNORM_GROUP_SIZE={}", norm_group_), cache_dir_)
+          .program;
+  gpu_call("creating the element-wise kernels", [&] {
+    kernels_->rms_norm = cl::Kernel(elementwise, "rms_norm");
+    kernels_->add_rms_norm = cl::Kernel(elementwise, "add_rms_norm");
+    kernels_->add = cl::Kernel(elementwise, "add");
+    kernels_->silu_mul = cl::Kernel(elementwise, "silu_mul");
+    kernels_->rope = cl::Kernel(elementwise, "rope");
+    kernels_->gather_rows = cl::Kernel(elementwise, "gather_rows");
+  });
+}
+
+GpuOps::~GpuOps() = default;
+
+const cl::Buffer& GpuOps::upload(Upload& slot, const void* data, std::size_t bytes) {
+  if (slot.capacity < bytes) {
+    slot.capacity = std::max(bytes, 2 * slot.capacity);
+    slot.buffer = cl::Buffer(gpu_->context(), CL_MEM_READ_ONLY, slot.capacity);
+  }
+  // Blocking: the host data (the model's step inputs) may change as soon as this returns.
+  if (bytes > 0) gpu_->queue().enqueueWriteBuffer(slot.buffer, CL_TRUE, 0, bytes, data);
+  return slot.buffer;
+}
+
+std::unique_ptr<models::Weight> GpuOps::load_weight(const ir::TensorView& tensor, models::WeightUse use) {
+  std::unique_ptr<GpuWeight> w = upload_weight(*gpu_, tensor, use);
+  weight_bytes_ += w->bytes;
+  if (use != models::WeightUse::kVector && !kernels_->matmul.contains(w->scheme)) {
+    const cl::Program program =
+        build_program(*gpu_, {"matmul.cl", cl_sources::matmul_source()},
+                      fmt::format("-cl-std=CL1.2 {} -DWG_SIZE={}", scheme_option(w->scheme), kMatmulGroup), cache_dir_)
+            .program;
+    gpu_call("creating the matmul kernels", [&] {
+      kernels_->matmul[w->scheme] = {cl::Kernel(program, "matmul"), cl::Kernel(program, "embedding_gather")};
+    });
+  }
+  return w;
+}
+
+std::unique_ptr<models::ActivationMemory> GpuOps::allocate_activations(std::int64_t floats) {
+  return gpu_call("allocating activations", [&] { return std::make_unique<DeviceActivations>(*gpu_, floats); });
+}
+
+void GpuOps::gather_rows(models::Activations src, std::int64_t width, std::span<const std::int64_t> rows,
+                         models::Activations dst) {
+  if (rows.empty()) return;
+  gpu_call("gather_rows", [&] {
+    cl::Kernel& k = kernels_->gather_rows;
+    k.setArg(0, cl_buffer(src));
+    k.setArg(1, upload(rows_, rows.data(), rows.size_bytes()));
+    k.setArg(2, static_cast<cl_int>(width));
+    k.setArg(3, cl_buffer(dst));
+    gpu_->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(static_cast<std::size_t>(width), rows.size()));
+  });
+}
+
+void GpuOps::read(models::Activations src, std::int64_t count, float* host) {
+  if (count <= 0) return;
+  gpu_call("reading the logits", [&] {
+    gpu_->queue().enqueueReadBuffer(cl_buffer(src), CL_TRUE, 0, static_cast<std::size_t>(count) * 4, host);
+  });
+}
+
+void GpuOps::allocate_kv_cache(const models::KvCacheLayout& layout) {
+  kv_.reset();
+  kv_.emplace(*gpu_, layout);
+  kv_layout_ = layout;
+  const cl::Program program = build_program(*gpu_, {"paged_attention.cl", cl_sources::paged_attention_source()},
+                                            fmt::format("-cl-std=CL1.2 {} -DATTENTION_GROUP_SIZE={}",
+                                                        kv_option(layout.precision), kAttentionGroup),
+                                            cache_dir_)
+                                  .program;
+  gpu_call("creating the attention kernels", [&] {
+    kernels_->store_kv = cl::Kernel(program, "store_kv");
+    kernels_->copy_kv_blocks = cl::Kernel(program, "copy_kv_blocks");
+    kernels_->attention = cl::Kernel(program, "attention");
+  });
+}
+
+void GpuOps::embed(const models::Weight& table, std::span<const std::int32_t> ids, models::Activations out) {
+  if (ids.empty()) return;
+  const GpuWeight& t = as_gpu(table);
+  gpu_call("embed", [&] {
+    cl::Kernel& k = kernels_->matmul.at(t.scheme).gather;
+    k.setArg(0, t.data);
+    k.setArg(1, t.scales);
+    k.setArg(2, t.zero_points);
+    k.setArg(3, static_cast<cl_uint>(t.in));
+    k.setArg(4, static_cast<cl_uint>(t.group_size));
+    k.setArg(5, upload(ids_, ids.data(), ids.size_bytes()));
+    k.setArg(6, cl_buffer(out));
+    gpu_->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(static_cast<std::size_t>(t.in), ids.size()));
+  });
+}
+
+void GpuOps::norm(cl::Kernel& kernel, std::int64_t rows) {
+  gpu_->queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(norm_group_ * static_cast<std::size_t>(rows)),
+                                     cl::NDRange(norm_group_));
+}
+
+void GpuOps::rms_norm(models::Activations x, const models::Weight& gain, double eps, std::int64_t rows,
+                      std::int64_t dim, models::Activations out) {
+  if (rows == 0) return;
+  gpu_call("rms_norm", [&] {
+    cl::Kernel& k = kernels_->rms_norm;
+    k.setArg(0, cl_buffer(x));
+    k.setArg(1, as_gpu(gain).data);
+    k.setArg(2, static_cast<float>(eps));
+    k.setArg(3, static_cast<cl_int>(dim));
+    k.setArg(4, cl_buffer(out));
+    norm(k, rows);
+  });
+}
+
+void GpuOps::add_rms_norm(models::Activations residual, models::Activations x, const models::Weight& gain, double eps,
+                          std::int64_t rows, std::int64_t dim, models::Activations out) {
+  if (rows == 0) return;
+  gpu_call("add_rms_norm", [&] {
+    cl::Kernel& k = kernels_->add_rms_norm;
+    k.setArg(0, cl_buffer(residual));
+    k.setArg(1, cl_buffer(x));
+    k.setArg(2, as_gpu(gain).data);
+    k.setArg(3, static_cast<float>(eps));
+    k.setArg(4, static_cast<cl_int>(dim));
+    k.setArg(5, cl_buffer(out));
+    norm(k, rows);
+  });
+}
+
+void GpuOps::add(models::Activations acc, models::Activations x, std::int64_t count) {
+  if (count == 0) return;
+  gpu_call("add", [&] {
+    cl::Kernel& k = kernels_->add;
+    k.setArg(0, cl_buffer(acc));
+    k.setArg(1, cl_buffer(x));
+    k.setArg(2, static_cast<cl_long>(count));
+    gpu_->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(round_up(count, kElementGroup)));
+  });
+}
+
+void GpuOps::linear(models::Activations x, std::int64_t rows, std::span<const models::LinearTarget> targets) {
+  if (rows == 0) return;
+  for (const models::LinearTarget& target : targets) {
+    const GpuWeight& w = as_gpu(*target.weight);
+    gpu_call("linear", [&] {
+      cl::Kernel& k = kernels_->matmul.at(w.scheme).matmul;
+      k.setArg(0, w.data);
+      k.setArg(1, w.scales);
+      k.setArg(2, w.zero_points);
+      k.setArg(3, static_cast<cl_uint>(w.out));
+      k.setArg(4, static_cast<cl_uint>(w.in));
+      k.setArg(5, static_cast<cl_uint>(w.group_size));
+      k.setArg(6, cl_buffer(x));
+      k.setArg(7, static_cast<cl_uint>(rows));
+      k.setArg(8, target.bias ? as_gpu(*target.bias).data : cl::Buffer());
+      k.setArg(9, cl_buffer(target.out));
+      gpu_->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(static_cast<std::size_t>(w.out) * kMatmulGroup),
+                                         cl::NDRange(kMatmulGroup));
+    });
+  }
+}
+
+void GpuOps::rope(models::Activations q, models::Activations k, std::int64_t rows, std::int64_t num_heads,
+                  std::int64_t num_kv_heads, std::int64_t head_dim, const models::RotaryTable& table) {
+  if (rows == 0) return;
+  const std::int64_t rotary = table.rotary_dim > 0 ? table.rotary_dim : head_dim;
+  const auto table_bytes = static_cast<std::size_t>(rows * (rotary / 2)) * sizeof(float);
+  gpu_call("rope", [&] {
+    cl::Kernel& kernel = kernels_->rope;
+    kernel.setArg(0, cl_buffer(q));
+    kernel.setArg(1, cl_buffer(k));
+    kernel.setArg(2, static_cast<cl_int>(num_heads));
+    kernel.setArg(3, static_cast<cl_int>(num_kv_heads));
+    kernel.setArg(4, static_cast<cl_int>(head_dim));
+    kernel.setArg(5, static_cast<cl_int>(rotary));
+    kernel.setArg(6, upload(cos_, table.cos, table_bytes));
+    kernel.setArg(7, upload(sin_, table.sin, table_bytes));
+    gpu_->queue().enqueueNDRangeKernel(
+        kernel, cl::NullRange,
+        cl::NDRange(static_cast<std::size_t>(rotary / 2), static_cast<std::size_t>(num_heads + num_kv_heads),
+                    static_cast<std::size_t>(rows)));
+  });
+}
+
+void GpuOps::silu_mul(models::Activations gate, models::Activations up, std::int64_t count, models::Activations out) {
+  if (count == 0) return;
+  gpu_call("silu_mul", [&] {
+    cl::Kernel& k = kernels_->silu_mul;
+    k.setArg(0, cl_buffer(gate));
+    k.setArg(1, cl_buffer(up));
+    k.setArg(2, static_cast<cl_long>(count));
+    k.setArg(3, cl_buffer(out));
+    gpu_->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(round_up(count, kElementGroup)));
+  });
+}
+
+void GpuOps::store_kv(std::int64_t layer, models::Activations k, models::Activations v,
+                      std::span<const std::int64_t> slots) {
+  if (slots.empty()) return;
+  const models::KvCacheLayout& l = kv_layout_;
+  const std::int64_t units = l.precision == ElementType::kU8 ? kv_->groups() : l.head_dim;
+  GpuKvLayer& cache = kv_->layer(layer);
+  gpu_call("store_kv", [&] {
+    cl::Kernel& kernel = kernels_->store_kv;
+    kernel.setArg(0, cl_buffer(k));
+    kernel.setArg(1, cl_buffer(v));
+    kernel.setArg(2, upload(slots_, slots.data(), slots.size_bytes()));
+    kernel.setArg(3, static_cast<cl_int>(l.num_kv_heads));
+    kernel.setArg(4, static_cast<cl_int>(l.head_dim));
+    kernel.setArg(5, static_cast<cl_int>(l.block_size));
+    kernel.setArg(6, static_cast<cl_int>(l.u8_group_size));
+    kernel.setArg(7, static_cast<cl_int>(kv_->groups()));
+    kernel.setArg(8, cache.keys);
+    kernel.setArg(9, cache.values);
+    kernel.setArg(10, cache.key_params);
+    kernel.setArg(11, cache.value_params);
+    gpu_->queue().enqueueNDRangeKernel(
+        kernel, cl::NullRange,
+        cl::NDRange(static_cast<std::size_t>(units), static_cast<std::size_t>(l.num_kv_heads), slots.size()));
+  });
+}
+
+void GpuOps::copy_kv_blocks(std::span<const models::KvBlockCopy> copies) {
+  if (copies.empty()) return;
+  const models::KvCacheLayout& l = kv_layout_;
+  for (const models::KvBlockCopy& c : copies) {
+    if (c.src < 0 || c.src >= l.num_blocks || c.dst < 0 || c.dst >= l.num_blocks) {
+      fail(ErrorKind::kInternal, "KV block copy {} -> {} is outside the cache's {} blocks", c.src, c.dst, l.num_blocks);
+    }
+  }
+  static_assert(sizeof(models::KvBlockCopy) == 2 * sizeof(cl_long), "copies upload as (src, dst) int64 pairs");
+  const std::int64_t block_elements = l.num_kv_heads * l.block_size * l.head_dim;
+  const std::int64_t block_params = l.num_kv_heads * l.block_size * kv_->groups() * 2;
+  gpu_call("copy_kv_blocks", [&] {
+    const cl::Buffer& pairs = upload(copies_, copies.data(), copies.size_bytes());
+    cl::Kernel& k = kernels_->copy_kv_blocks;
+    for (std::int64_t layer = 0; layer < l.num_layers; ++layer) {
+      GpuKvLayer& cache = kv_->layer(layer);
+      k.setArg(0, cache.keys);
+      k.setArg(1, cache.values);
+      k.setArg(2, cache.key_params);
+      k.setArg(3, cache.value_params);
+      k.setArg(4, pairs);
+      k.setArg(5, static_cast<cl_int>(copies.size()));
+      k.setArg(6, static_cast<cl_long>(block_elements));
+      k.setArg(7, static_cast<cl_long>(block_params));
+      gpu_->queue().enqueueNDRangeKernel(k, cl::NullRange,
+                                         cl::NDRange(round_up(std::max(block_elements, block_params), kElementGroup)));
+    }
+  });
+}
+
+void GpuOps::attention(std::int64_t layer, models::Activations q, std::int64_t num_heads,
+                       std::span<const models::AttentionSequence> sequences, float scale, models::Activations out) {
+  // The sequences as the kernel reads them: [n, 5] (row_begin, num_rows, num_cached, table_begin,
+  // window) and every block table, concatenated.
+  block_table_host_.clear();
+  sequence_host_.clear();
+  std::int64_t rows = 0;
+  for (const models::AttentionSequence& s : sequences) {
+    sequence_host_.insert(sequence_host_.end(),
+                          {static_cast<std::int32_t>(s.row_begin), static_cast<std::int32_t>(s.num_rows),
+                           static_cast<std::int32_t>(s.num_cached), static_cast<std::int32_t>(block_table_host_.size()),
+                           static_cast<std::int32_t>(s.window)});
+    block_table_host_.insert(block_table_host_.end(), s.block_table.begin(), s.block_table.end());
+    rows = std::max(rows, s.row_begin + s.num_rows);
+  }
+  if (rows == 0) return;
+  const models::KvCacheLayout& l = kv_layout_;
+  GpuKvLayer& cache = kv_->layer(layer);
+  gpu_call("attention", [&] {
+    cl::Kernel& k = kernels_->attention;
+    k.setArg(0, cl_buffer(q));
+    k.setArg(1, cache.keys);
+    k.setArg(2, cache.values);
+    k.setArg(3, cache.key_params);
+    k.setArg(4, cache.value_params);
+    k.setArg(5, upload(block_tables_, block_table_host_.data(), block_table_host_.size() * sizeof(std::int32_t)));
+    k.setArg(6, upload(sequences_, sequence_host_.data(), sequence_host_.size() * sizeof(std::int32_t)));
+    k.setArg(7, static_cast<cl_int>(sequences.size()));
+    k.setArg(8, static_cast<cl_int>(num_heads));
+    k.setArg(9, static_cast<cl_int>(l.num_kv_heads));
+    k.setArg(10, static_cast<cl_int>(l.head_dim));
+    k.setArg(11, static_cast<cl_int>(l.block_size));
+    k.setArg(12, static_cast<cl_int>(l.u8_group_size));
+    k.setArg(13, static_cast<cl_int>(kv_->groups()));
+    k.setArg(14, scale);
+    k.setArg(15, cl_buffer(out));
+    gpu_->queue().enqueueNDRangeKernel(
+        k, cl::NullRange,
+        cl::NDRange(kAttentionGroup, static_cast<std::size_t>(num_heads), static_cast<std::size_t>(rows)),
+        cl::NDRange(kAttentionGroup, 1, 1));
+  });
+}
+
+}  // namespace kiln::runtime::gpu
