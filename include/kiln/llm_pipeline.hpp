@@ -56,8 +56,8 @@ struct PipelineProperties {
 
 class KILN_API LLMPipeline {
  public:
-  // Loads `model_dir` (an HF checkpoint or a kiln model directory) for `device`: "CPU" (compiled)
-  // or "REFERENCE" (the scalar oracle).
+  // Loads `model_dir` (an HF checkpoint or a kiln model directory) for `device`: "CPU" (compiled),
+  // "GPU" or "GPU.<n>" (OpenCL) or "REFERENCE" (the scalar oracle).
   // Throws kiln::Error naming the directory, the device or the property at fault; a draft model
   // whose tokenizer differs from the main model's is rejected here.
   LLMPipeline(const std::filesystem::path& model_dir, const std::string& device = "CPU",

@@ -222,10 +222,15 @@ CompiledModel build_gpu_model(const ir::ModelConfig& config, std::shared_ptr<con
   const gpu::GpuOps& ops_view = *ops;
   out.model = models::create_language_model(config, weights, std::move(ops), layout);
   out.info.kv_cache_bytes = ops_view.kv_cache_bytes();
+  out.info.programs_compiled = ops_view.programs_compiled();
+  out.info.programs_cached = ops_view.programs_cached();
   init_logging();
-  spdlog::info("compiled {} for {} ({}): {:.1f} MB of weights, KV {} ({:.1f} MB)", weights->origin(), info.name,
-               info.full_name, double(ops_view.weight_bytes()) / 1e6, kv_precision_name(p.kv_cache_precision),
-               double(out.info.kv_cache_bytes) / 1e6);
+  spdlog::info(
+      "compiled {} for {} ({}): {:.1f} MB of weights, KV {} ({:.1f} MB), {} programs compiled, {} from the "
+      "cache",
+      weights->origin(), info.name, info.full_name, double(ops_view.weight_bytes()) / 1e6,
+      kv_precision_name(p.kv_cache_precision), double(out.info.kv_cache_bytes) / 1e6, out.info.programs_compiled,
+      out.info.programs_cached);
   return out;
 }
 

@@ -38,9 +38,11 @@ struct CompiledModelInfo {
   std::string device;
   Isa isa = Isa::kScalar;
   std::size_t num_threads = 1;
-  CompileReport compile;            // CPU only
-  std::size_t kv_cache_bytes = 0;   // CPU only: the KV pool's mapping (resident only where used)
-  bool verified_checksums = false;  // an IR's per-tensor SHA-256 was checked on open
+  CompileReport compile;              // CPU only
+  std::size_t kv_cache_bytes = 0;     // CPU only: the KV pool's mapping (resident only where used)
+  bool verified_checksums = false;    // an IR's per-tensor SHA-256 was checked on open
+  std::size_t programs_compiled = 0;  // GPU only: OpenCL programs compiled from source,
+  std::size_t programs_cached = 0;    // and loaded from CACHE_DIR instead
 };
 
 struct CompiledModel {

@@ -80,10 +80,8 @@ struct GpuOps::Kernels {
 GpuOps::GpuOps(std::shared_ptr<GpuContext> gpu, std::filesystem::path cache_dir)
     : gpu_(std::move(gpu)), cache_dir_(std::move(cache_dir)), kernels_(std::make_unique<Kernels>()) {
   norm_group_ = norm_group_size(gpu_->info().max_work_group_size);
-  const cl::Program elementwise =
-      build_program(*gpu_, {"elementwise.cl", cl_sources::elementwise_source()},
-                    fmt::format("-cl-std=CL1.2 -DNORM_GROUP_SIZE={}", norm_group_), cache_dir_)
-          .program;
+  const cl::Program elementwise = build("elementwise.cl", cl_sources::elementwise_source(),
+                                        fmt::format("-cl-std=CL1.2 -DNORM_GROUP_SIZE={}", norm_group_));
   gpu_call("creating the element-wise kernels", [&] {
     kernels_->rms_norm = cl::Kernel(elementwise, "rms_norm");
     kernels_->add_rms_norm = cl::Kernel(elementwise, "add_rms_norm");
@@ -95,6 +93,12 @@ GpuOps::GpuOps(std::shared_ptr<GpuContext> gpu, std::filesystem::path cache_dir)
 }
 
 GpuOps::~GpuOps() = default;
+
+cl::Program GpuOps::build(std::string_view name, std::string_view source, const std::string& options) {
+  BuiltProgram built = build_program(*gpu_, {name, source}, options, cache_dir_);
+  ++(built.from_cache ? programs_cached_ : programs_compiled_);
+  return std::move(built.program);
+}
 
 const cl::Buffer& GpuOps::upload(Upload& slot, const void* data, std::size_t bytes) {
   if (slot.capacity < bytes) {
@@ -111,9 +115,8 @@ std::unique_ptr<models::Weight> GpuOps::load_weight(const ir::TensorView& tensor
   weight_bytes_ += w->bytes;
   if (use != models::WeightUse::kVector && !kernels_->matmul.contains(w->scheme)) {
     const cl::Program program =
-        build_program(*gpu_, {"matmul.cl", cl_sources::matmul_source()},
-                      fmt::format("-cl-std=CL1.2 {} -DWG_SIZE={}", scheme_option(w->scheme), kMatmulGroup), cache_dir_)
-            .program;
+        build("matmul.cl", cl_sources::matmul_source(),
+              fmt::format("-cl-std=CL1.2 {} -DWG_SIZE={}", scheme_option(w->scheme), kMatmulGroup));
     gpu_call("creating the matmul kernels", [&] {
       kernels_->matmul[w->scheme] = {cl::Kernel(program, "matmul"), cl::Kernel(program, "embedding_gather")};
     });
@@ -149,11 +152,9 @@ void GpuOps::allocate_kv_cache(const models::KvCacheLayout& layout) {
   kv_.reset();
   kv_.emplace(*gpu_, layout);
   kv_layout_ = layout;
-  const cl::Program program = build_program(*gpu_, {"paged_attention.cl", cl_sources::paged_attention_source()},
-                                            fmt::format("-cl-std=CL1.2 {} -DATTENTION_GROUP_SIZE={}",
-                                                        kv_option(layout.precision), kAttentionGroup),
-                                            cache_dir_)
-                                  .program;
+  const cl::Program program =
+      build("paged_attention.cl", cl_sources::paged_attention_source(),
+            fmt::format("-cl-std=CL1.2 {} -DATTENTION_GROUP_SIZE={}", kv_option(layout.precision), kAttentionGroup));
   gpu_call("creating the attention kernels", [&] {
     kernels_->store_kv = cl::Kernel(program, "store_kv");
     kernels_->copy_kv_blocks = cl::Kernel(program, "copy_kv_blocks");

@@ -48,6 +48,9 @@ class GpuOps final : public models::Ops {
   const GpuDeviceInfo& device() const { return gpu_->info(); }
   std::uint64_t weight_bytes() const { return weight_bytes_; }
   std::uint64_t kv_cache_bytes() const { return kv_ ? kv_->bytes() : 0; }
+  // OpenCL programs compiled from source, and loaded from the compile cache instead.
+  std::size_t programs_compiled() const { return programs_compiled_; }
+  std::size_t programs_cached() const { return programs_cached_; }
 
  private:
   struct Kernels;
@@ -57,6 +60,7 @@ class GpuOps final : public models::Ops {
     std::size_t capacity = 0;
   };
   const cl::Buffer& upload(Upload& slot, const void* data, std::size_t bytes);
+  cl::Program build(std::string_view name, std::string_view source, const std::string& options);
   void norm(cl::Kernel& kernel, std::int64_t rows);
 
   std::shared_ptr<GpuContext> gpu_;
@@ -64,6 +68,7 @@ class GpuOps final : public models::Ops {
   std::unique_ptr<Kernels> kernels_;
   std::size_t norm_group_ = 0;
   std::uint64_t weight_bytes_ = 0;
+  std::size_t programs_compiled_ = 0, programs_cached_ = 0;
   models::KvCacheLayout kv_layout_;
   std::optional<GpuKvCache> kv_;
   Upload ids_, cos_, sin_, slots_, rows_, copies_, block_tables_, sequences_;

@@ -8,6 +8,8 @@
 #include <numeric>
 
 #include "../runtime_test_util.hpp"
+#include "export/exporter.hpp"
+#include "genai/model_loader.hpp"
 #include "gpu_test_util.hpp"
 #include "support/test_support.hpp"
 
@@ -82,6 +84,55 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 INSTANTIATE_TEST_SUITE_P(Goldens, GpuVsReference, ::testing::ValuesIn(all_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Goldens, GpuGreedyVsTransformers, ::testing::ValuesIn(exact_cases()), case_name);
 
+// Compressed IRs: the GPU dequantises int4 / int8 / nf4 weights in the matmul and multiplies f32
+// activations, so against the reference on the same IR only accumulation order differs.
+struct Recipe {
+  const char* name;
+  WeightScheme format;
+  bool sym;
+  std::int64_t group_size;  // -1: per channel
+};
+
+class GpuQuantized : public ::testing::TestWithParam<Recipe> {};
+
+TEST_P(GpuQuantized, FullForwardLogitsMatchTheReferenceOnTheSameIr) {
+  KILN_REQUIRE_GPU(gpu);
+  const Recipe& r = GetParam();
+  const GoldenCheckpoint golden = kiln::testing::load_golden_checkpoint("llama3_tiny");
+  const kiln::testing::TempDir tmp;
+  exporter::ExportOptions o;
+  o.model_dir = golden.dir;
+  o.out_dir = tmp.path() / "ir";
+  o.show_progress = false;
+  o.kiln_version = "test";
+  o.weight_format = r.format;
+  o.sym = r.sym;
+  o.group_size = r.group_size;
+  exporter::export_model(o);
+  genai::LoadedModel compiled = genai::load_model(
+      o.out_dir, {.context_tokens = 256,
+                  .max_sequences = 2,
+                  .block_size = 4,
+                  .device = "GPU",
+                  .properties = {.kv_cache_precision = ElementType::kF32, .cache_dir = program_cache()}});
+  auto oracle = testing::rounded_reference(compiled.model->config(), compiled.weights, ElementType::kF32);
+  for (const kiln::testing::GoldenPrompt& prompt : golden.prompts) {
+    EXPECT_LT(testing::max_abs_diff(testing::full_forward(*compiled.model, prompt.ids),
+                                    testing::full_forward(*oracle, prompt.ids)),
+              1e-4f)
+        << prompt.prompt;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Recipes, GpuQuantized,
+                         ::testing::Values(Recipe{"int4_sym_g32", WeightScheme::kInt4Asym, true, 32},
+                                           Recipe{"int4_asym_g32", WeightScheme::kInt4Asym, false, 32},
+                                           Recipe{"int4_asym_channel", WeightScheme::kInt4Asym, false, -1},
+                                           Recipe{"int8_sym", WeightScheme::kInt8Asym, true, -1},
+                                           Recipe{"int8_asym", WeightScheme::kInt8Asym, false, -1},
+                                           Recipe{"nf4_g32", WeightScheme::kNf4, false, 32}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
 TEST(GpuModel, ChunksAndBatchesAgreeWithFullForward) {
   KILN_REQUIRE_GPU(gpu);
   const GoldenCheckpoint g = kiln::testing::load_golden_checkpoint("llama3_tiny");
@@ -118,6 +169,23 @@ TEST(GpuModel, CopiedBlocksReadLikeTheOriginals) {
     compiled.model->step({&on_copy, 1}, out);
     EXPECT_EQ(out.logits, want) << kv_precision_name(kv);
   }
+}
+
+// The second load of a model compiles no kernel: every program comes from CACHE_DIR.
+TEST(GpuModel, SecondLoadTakesEveryProgramFromTheCache) {
+  KILN_REQUIRE_GPU(gpu);
+  const GoldenCheckpoint g = kiln::testing::load_golden_checkpoint("qwen3_tiny");
+  const kiln::testing::TempDir cache;
+  const auto compile = [&] {
+    return Core().compile_model(g.checkpoint->config(), g.checkpoint, "GPU", {.cache_dir = cache.path()},
+                                {.context_tokens = 64, .block_size = 4});
+  };
+  const CompiledModel first = compile();
+  EXPECT_GE(first.info.programs_compiled, 3u);  // element-wise, one matmul per scheme, attention
+  EXPECT_EQ(first.info.programs_cached, 0u);
+  const CompiledModel second = compile();
+  EXPECT_EQ(second.info.programs_compiled, 0u);
+  EXPECT_EQ(second.info.programs_cached, first.info.programs_compiled);
 }
 
 TEST(GpuModel, RefusesWhatItCannotRun) {
