@@ -14,6 +14,7 @@ namespace cl_sources = kernels::opencl;
 constexpr std::size_t kMatmulGroup = 64;     // WG_SIZE of matmul.cl
 constexpr std::size_t kAttentionGroup = 64;  // ATTENTION_GROUP_SIZE of paged_attention.cl
 constexpr std::size_t kElementGroup = 64;    // element-wise launches round up to this
+constexpr std::size_t kMaxStaged = 4096;     // host copies of uploads kept before draining the queue
 
 class DeviceActivations final : public models::ActivationMemory {
  public:
@@ -105,10 +106,23 @@ const cl::Buffer& GpuOps::upload(Upload& slot, const void* data, std::size_t byt
     slot.capacity = std::max(bytes, 2 * slot.capacity);
     slot.buffer = cl::Buffer(gpu_->context(), CL_MEM_READ_ONLY, slot.capacity);
   }
-  // Blocking: the host data (the model's step inputs) may change as soon as this returns.
-  if (bytes > 0) gpu_->queue().enqueueWriteBuffer(slot.buffer, CL_TRUE, 0, bytes, data);
+  if (bytes == 0) return slot.buffer;
+  // NOTE: a blocking write would wait for the whole queue, stalling the host once per op; the
+  // model's step inputs change before the queue drains, hence the staged copy. A long run of
+  // steps without a read drains here now and then, so the staging stays small.
+  if (staged_used_ == kMaxStaged) {
+    gpu_->queue().finish();
+    drained();
+  }
+  if (staged_used_ == staged_.size()) staged_.emplace_back();
+  std::vector<std::byte>& copy = staged_[staged_used_++];
+  const auto* first = static_cast<const std::byte*>(data);
+  copy.assign(first, first + bytes);
+  gpu_->queue().enqueueWriteBuffer(slot.buffer, CL_FALSE, 0, bytes, copy.data());
   return slot.buffer;
 }
+
+void GpuOps::drained() { staged_used_ = 0; }
 
 std::unique_ptr<models::Weight> GpuOps::load_weight(const ir::TensorView& tensor, models::WeightUse use) {
   std::unique_ptr<GpuWeight> w = upload_weight(*gpu_, tensor, use);
@@ -146,6 +160,7 @@ void GpuOps::read(models::Activations src, std::int64_t count, float* host) {
   gpu_call("reading the logits", [&] {
     gpu_->queue().enqueueReadBuffer(cl_buffer(src), CL_TRUE, 0, static_cast<std::size_t>(count) * 4, host);
   });
+  drained();  // a blocking read on an in-order queue returns after everything before it
 }
 
 void GpuOps::allocate_kv_cache(const models::KvCacheLayout& layout) {

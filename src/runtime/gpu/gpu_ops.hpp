@@ -4,6 +4,7 @@
 // logits come back. Sampling stays on the host.
 #pragma once
 
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -54,12 +55,17 @@ class GpuOps final : public models::Ops {
 
  private:
   struct Kernels;
-  // A device buffer holding a copy of small host data (ids, tables), grown as needed.
+  // A device buffer holding a copy of small host data (ids, tables), grown as needed. The in-order
+  // queue lets every upload reuse it: a write runs after the kernels that read the previous one.
   struct Upload {
     cl::Buffer buffer;
     std::size_t capacity = 0;
   };
+  // Enqueues a copy of `bytes` of host data into the slot without waiting: the bytes are first
+  // staged in host memory this object owns, kept until the queue has drained (at every read()).
   const cl::Buffer& upload(Upload& slot, const void* data, std::size_t bytes);
+  // The queue has run everything enqueued: the staged host copies may be reused.
+  void drained();
   cl::Program build(std::string_view name, std::string_view source, const std::string& options);
   void norm(cl::Kernel& kernel, std::int64_t rows);
 
@@ -72,6 +78,8 @@ class GpuOps final : public models::Ops {
   models::KvCacheLayout kv_layout_;
   std::optional<GpuKvCache> kv_;
   Upload ids_, cos_, sin_, slots_, rows_, copies_, block_tables_, sequences_;
+  std::deque<std::vector<std::byte>> staged_;  // host copies of pending uploads (stable addresses)
+  std::size_t staged_used_ = 0;
   std::vector<std::int32_t> block_table_host_, sequence_host_;  // concatenated for one upload
 };
 
