@@ -31,6 +31,17 @@ class DeviceActivations final : public models::ActivationMemory {
 
 const cl::Buffer& cl_buffer(models::Activations a) { return static_cast<DeviceActivations*>(a.buffer)->buffer(); }
 
+// The kernels take sizes as 32-bit OpenCL integers (every size a model has fits).
+cl_int i32(std::int64_t value) { return static_cast<cl_int>(value); }
+cl_uint u32(std::int64_t value) { return static_cast<cl_uint>(value); }
+
+// Sets a kernel's arguments in order (cl::Kernel keeps them, so every launch sets all of them).
+template <typename... Args>
+void set_args(cl::Kernel& kernel, const Args&... args) {
+  cl_uint index = 0;
+  (kernel.setArg(index++, args), ...);
+}
+
 std::size_t round_up(std::int64_t count, std::size_t multiple) {
   return (static_cast<std::size_t>(count) + multiple - 1) / multiple * multiple;
 }
@@ -147,10 +158,7 @@ void GpuOps::gather_rows(models::Activations src, std::int64_t width, std::span<
   if (rows.empty()) return;
   gpu_call("gather_rows", [&] {
     cl::Kernel& k = kernels_->gather_rows;
-    k.setArg(0, cl_buffer(src));
-    k.setArg(1, upload(rows_, rows.data(), rows.size_bytes()));
-    k.setArg(2, static_cast<cl_int>(width));
-    k.setArg(3, cl_buffer(dst));
+    set_args(k, cl_buffer(src), upload(rows_, rows.data(), rows.size_bytes()), i32(width), cl_buffer(dst));
     gpu_->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(static_cast<std::size_t>(width), rows.size()));
   });
 }
@@ -182,13 +190,8 @@ void GpuOps::embed(const models::Weight& table, std::span<const std::int32_t> id
   const GpuWeight& t = as_gpu(table);
   gpu_call("embed", [&] {
     cl::Kernel& k = kernels_->matmul.at(t.scheme).gather;
-    k.setArg(0, t.data);
-    k.setArg(1, t.scales);
-    k.setArg(2, t.zero_points);
-    k.setArg(3, static_cast<cl_uint>(t.in));
-    k.setArg(4, static_cast<cl_uint>(t.group_size));
-    k.setArg(5, upload(ids_, ids.data(), ids.size_bytes()));
-    k.setArg(6, cl_buffer(out));
+    set_args(k, t.data, t.scales, t.zero_points, u32(t.in), u32(t.group_size),
+             upload(ids_, ids.data(), ids.size_bytes()), cl_buffer(out));
     gpu_->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(static_cast<std::size_t>(t.in), ids.size()));
   });
 }
@@ -203,11 +206,7 @@ void GpuOps::rms_norm(models::Activations x, const models::Weight& gain, double 
   if (rows == 0) return;
   gpu_call("rms_norm", [&] {
     cl::Kernel& k = kernels_->rms_norm;
-    k.setArg(0, cl_buffer(x));
-    k.setArg(1, as_gpu(gain).data);
-    k.setArg(2, static_cast<float>(eps));
-    k.setArg(3, static_cast<cl_int>(dim));
-    k.setArg(4, cl_buffer(out));
+    set_args(k, cl_buffer(x), as_gpu(gain).data, static_cast<float>(eps), i32(dim), cl_buffer(out));
     norm(k, rows);
   });
 }
@@ -217,12 +216,8 @@ void GpuOps::add_rms_norm(models::Activations residual, models::Activations x, c
   if (rows == 0) return;
   gpu_call("add_rms_norm", [&] {
     cl::Kernel& k = kernels_->add_rms_norm;
-    k.setArg(0, cl_buffer(residual));
-    k.setArg(1, cl_buffer(x));
-    k.setArg(2, as_gpu(gain).data);
-    k.setArg(3, static_cast<float>(eps));
-    k.setArg(4, static_cast<cl_int>(dim));
-    k.setArg(5, cl_buffer(out));
+    set_args(k, cl_buffer(residual), cl_buffer(x), as_gpu(gain).data, static_cast<float>(eps), i32(dim),
+             cl_buffer(out));
     norm(k, rows);
   });
 }
@@ -231,9 +226,7 @@ void GpuOps::add(models::Activations acc, models::Activations x, std::int64_t co
   if (count == 0) return;
   gpu_call("add", [&] {
     cl::Kernel& k = kernels_->add;
-    k.setArg(0, cl_buffer(acc));
-    k.setArg(1, cl_buffer(x));
-    k.setArg(2, static_cast<cl_long>(count));
+    set_args(k, cl_buffer(acc), cl_buffer(x), static_cast<cl_long>(count));
     gpu_->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(round_up(count, kElementGroup)));
   });
 }
@@ -244,16 +237,8 @@ void GpuOps::linear(models::Activations x, std::int64_t rows, std::span<const mo
     const GpuWeight& w = as_gpu(*target.weight);
     gpu_call("linear", [&] {
       cl::Kernel& k = kernels_->matmul.at(w.scheme).matmul;
-      k.setArg(0, w.data);
-      k.setArg(1, w.scales);
-      k.setArg(2, w.zero_points);
-      k.setArg(3, static_cast<cl_uint>(w.out));
-      k.setArg(4, static_cast<cl_uint>(w.in));
-      k.setArg(5, static_cast<cl_uint>(w.group_size));
-      k.setArg(6, cl_buffer(x));
-      k.setArg(7, static_cast<cl_uint>(rows));
-      k.setArg(8, target.bias ? as_gpu(*target.bias).data : cl::Buffer());
-      k.setArg(9, cl_buffer(target.out));
+      set_args(k, w.data, w.scales, w.zero_points, u32(w.out), u32(w.in), u32(w.group_size), cl_buffer(x), u32(rows),
+               target.bias ? as_gpu(*target.bias).data : cl::Buffer(), cl_buffer(target.out));
       gpu_->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(static_cast<std::size_t>(w.out) * kMatmulGroup),
                                          cl::NDRange(kMatmulGroup));
     });
@@ -267,14 +252,8 @@ void GpuOps::rope(models::Activations q, models::Activations k, std::int64_t row
   const auto table_bytes = static_cast<std::size_t>(rows * (rotary / 2)) * sizeof(float);
   gpu_call("rope", [&] {
     cl::Kernel& kernel = kernels_->rope;
-    kernel.setArg(0, cl_buffer(q));
-    kernel.setArg(1, cl_buffer(k));
-    kernel.setArg(2, static_cast<cl_int>(num_heads));
-    kernel.setArg(3, static_cast<cl_int>(num_kv_heads));
-    kernel.setArg(4, static_cast<cl_int>(head_dim));
-    kernel.setArg(5, static_cast<cl_int>(rotary));
-    kernel.setArg(6, upload(cos_, table.cos, table_bytes));
-    kernel.setArg(7, upload(sin_, table.sin, table_bytes));
+    set_args(kernel, cl_buffer(q), cl_buffer(k), i32(num_heads), i32(num_kv_heads), i32(head_dim), i32(rotary),
+             upload(cos_, table.cos, table_bytes), upload(sin_, table.sin, table_bytes));
     gpu_->queue().enqueueNDRangeKernel(
         kernel, cl::NullRange,
         cl::NDRange(static_cast<std::size_t>(rotary / 2), static_cast<std::size_t>(num_heads + num_kv_heads),
@@ -286,10 +265,7 @@ void GpuOps::silu_mul(models::Activations gate, models::Activations up, std::int
   if (count == 0) return;
   gpu_call("silu_mul", [&] {
     cl::Kernel& k = kernels_->silu_mul;
-    k.setArg(0, cl_buffer(gate));
-    k.setArg(1, cl_buffer(up));
-    k.setArg(2, static_cast<cl_long>(count));
-    k.setArg(3, cl_buffer(out));
+    set_args(k, cl_buffer(gate), cl_buffer(up), static_cast<cl_long>(count), cl_buffer(out));
     gpu_->queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(round_up(count, kElementGroup)));
   });
 }
@@ -302,18 +278,9 @@ void GpuOps::store_kv(std::int64_t layer, models::Activations k, models::Activat
   GpuKvLayer& cache = kv_->layer(layer);
   gpu_call("store_kv", [&] {
     cl::Kernel& kernel = kernels_->store_kv;
-    kernel.setArg(0, cl_buffer(k));
-    kernel.setArg(1, cl_buffer(v));
-    kernel.setArg(2, upload(slots_, slots.data(), slots.size_bytes()));
-    kernel.setArg(3, static_cast<cl_int>(l.num_kv_heads));
-    kernel.setArg(4, static_cast<cl_int>(l.head_dim));
-    kernel.setArg(5, static_cast<cl_int>(l.block_size));
-    kernel.setArg(6, static_cast<cl_int>(l.u8_group_size));
-    kernel.setArg(7, static_cast<cl_int>(kv_->groups()));
-    kernel.setArg(8, cache.keys);
-    kernel.setArg(9, cache.values);
-    kernel.setArg(10, cache.key_params);
-    kernel.setArg(11, cache.value_params);
+    set_args(kernel, cl_buffer(k), cl_buffer(v), upload(slots_, slots.data(), slots.size_bytes()), i32(l.num_kv_heads),
+             i32(l.head_dim), i32(l.block_size), i32(l.u8_group_size), i32(kv_->groups()), cache.keys, cache.values,
+             cache.key_params, cache.value_params);
     gpu_->queue().enqueueNDRangeKernel(
         kernel, cl::NullRange,
         cl::NDRange(static_cast<std::size_t>(units), static_cast<std::size_t>(l.num_kv_heads), slots.size()));
@@ -336,14 +303,8 @@ void GpuOps::copy_kv_blocks(std::span<const models::KvBlockCopy> copies) {
     cl::Kernel& k = kernels_->copy_kv_blocks;
     for (std::int64_t layer = 0; layer < l.num_layers; ++layer) {
       GpuKvLayer& cache = kv_->layer(layer);
-      k.setArg(0, cache.keys);
-      k.setArg(1, cache.values);
-      k.setArg(2, cache.key_params);
-      k.setArg(3, cache.value_params);
-      k.setArg(4, pairs);
-      k.setArg(5, static_cast<cl_int>(copies.size()));
-      k.setArg(6, static_cast<cl_long>(block_elements));
-      k.setArg(7, static_cast<cl_long>(block_params));
+      set_args(k, cache.keys, cache.values, cache.key_params, cache.value_params, pairs, i32(copies.size()),
+               static_cast<cl_long>(block_elements), static_cast<cl_long>(block_params));
       gpu_->queue().enqueueNDRangeKernel(k, cl::NullRange,
                                          cl::NDRange(round_up(std::max(block_elements, block_params), kElementGroup)));
     }
@@ -370,22 +331,11 @@ void GpuOps::attention(std::int64_t layer, models::Activations q, std::int64_t n
   GpuKvLayer& cache = kv_->layer(layer);
   gpu_call("attention", [&] {
     cl::Kernel& k = kernels_->attention;
-    k.setArg(0, cl_buffer(q));
-    k.setArg(1, cache.keys);
-    k.setArg(2, cache.values);
-    k.setArg(3, cache.key_params);
-    k.setArg(4, cache.value_params);
-    k.setArg(5, upload(block_tables_, block_table_host_.data(), block_table_host_.size() * sizeof(std::int32_t)));
-    k.setArg(6, upload(sequences_, sequence_host_.data(), sequence_host_.size() * sizeof(std::int32_t)));
-    k.setArg(7, static_cast<cl_int>(sequences.size()));
-    k.setArg(8, static_cast<cl_int>(num_heads));
-    k.setArg(9, static_cast<cl_int>(l.num_kv_heads));
-    k.setArg(10, static_cast<cl_int>(l.head_dim));
-    k.setArg(11, static_cast<cl_int>(l.block_size));
-    k.setArg(12, static_cast<cl_int>(l.u8_group_size));
-    k.setArg(13, static_cast<cl_int>(kv_->groups()));
-    k.setArg(14, scale);
-    k.setArg(15, cl_buffer(out));
+    set_args(k, cl_buffer(q), cache.keys, cache.values, cache.key_params, cache.value_params,
+             upload(block_tables_, block_table_host_.data(), block_table_host_.size() * sizeof(std::int32_t)),
+             upload(sequences_, sequence_host_.data(), sequence_host_.size() * sizeof(std::int32_t)),
+             i32(sequences.size()), i32(num_heads), i32(l.num_kv_heads), i32(l.head_dim), i32(l.block_size),
+             i32(l.u8_group_size), i32(kv_->groups()), scale, cl_buffer(out));
     gpu_->queue().enqueueNDRangeKernel(
         k, cl::NullRange,
         cl::NDRange(kAttentionGroup, static_cast<std::size_t>(num_heads), static_cast<std::size_t>(rows)),
