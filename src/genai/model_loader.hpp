@@ -22,7 +22,8 @@ struct LoadOptions {
   std::uint64_t cache_bytes = 0;          // > 0 (num_blocks 0): the KV cache's size in bytes, instead
   std::int64_t block_size = 16;           // tokens per KV block
   std::uint64_t kv_memory_cap_bytes = 0;  // > 0: max_sequences shrinks to fit (not below one context)
-  // "CPU" (the compiled backend) or "REFERENCE" (the scalar oracle), with its properties.
+  // "CPU" (the compiled backend), "GPU" / "GPU.<n>" (OpenCL) or "REFERENCE" (the scalar oracle),
+  // with its properties.
   std::string device = "CPU";
   runtime::DeviceProperties properties{};
 };

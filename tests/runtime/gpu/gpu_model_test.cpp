@@ -133,6 +133,43 @@ INSTANTIATE_TEST_SUITE_P(Recipes, GpuQuantized,
                                            Recipe{"nf4_g32", WeightScheme::kNf4, false, 32}),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// Imported files as they are: GGUF (Q4_0 and Q8_0 kept bit for bit, Q4_1 and K-quants re-quantised
+// on import) and optimum-cli's OpenVINO IRs (NNCF's int4 / int8 / nf4 layouts), against the
+// reference on the same file.
+class GpuImported : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuImported, FullForwardLogitsMatchTheReferenceOnTheSameFile) {
+  KILN_REQUIRE_GPU(gpu);
+  const std::filesystem::path model = kiln::testing::test_data_dir() / GetParam();
+  const auto load = [&](const char* device) {
+    return genai::load_model(
+        model, {.context_tokens = 128,
+                .max_sequences = 1,
+                .block_size = 4,
+                .device = device,
+                .properties = {.kv_cache_precision = ElementType::kF32,
+                               .cache_dir = std::string(device) == "GPU" ? program_cache() : std::filesystem::path()}});
+  };
+  genai::LoadedModel on_gpu = load("GPU");
+  genai::LoadedModel reference = load("REFERENCE");
+  const std::vector<std::int32_t> ids{1, 17, 42, 99, 7, 3, 250, 11, 64, 5};
+  EXPECT_LT(
+      testing::max_abs_diff(testing::full_forward(*on_gpu.model, ids), testing::full_forward(*reference.model, ids)),
+      1e-4f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, GpuImported,
+                         ::testing::Values("gguf/models/llama3_tiny.q4_0.gguf", "gguf/models/llama3_tiny.q4_1.gguf",
+                                           "gguf/models/llama3_tiny.q8_0.gguf", "gguf/models/ktiny.q4_k_m.gguf",
+                                           "openvino/models/llama3_tiny-int4-asym-cw-r05",
+                                           "openvino/models/llama3_tiny-nf4", "openvino/models/qwen3_tiny-int8-sym",
+                                           "openvino/models/phi3_tiny-int4-sym-g16"),
+                         [](const auto& info) {
+                           std::string name = std::filesystem::path(info.param).filename().string();
+                           for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return name;
+                         });
+
 TEST(GpuModel, ChunksAndBatchesAgreeWithFullForward) {
   KILN_REQUIRE_GPU(gpu);
   const GoldenCheckpoint g = kiln::testing::load_golden_checkpoint("llama3_tiny");
