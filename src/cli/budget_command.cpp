@@ -1,7 +1,8 @@
 // `kiln budget`: the memory a model needs, before exporting or loading it: weight bytes by
 // tensor class for an export choice, KV-cache bytes per token and for the context × sequences,
 // and the total; from config.json alone when there are no weights. --measure loads the model,
-// runs a prompt of the context's length and puts the measured peak RSS next to the estimate.
+// runs a prompt of the context's length and puts the measured peak RSS next to the estimate;
+// --device GPU checks the total against a GPU's memory, as a GPU load will.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -19,6 +20,7 @@
 #include "ir/hf_checkpoint.hpp"
 #include "ir/ir_model.hpp"
 #include "ir/openvino_model.hpp"
+#include "runtime/gpu/gpu_devices.hpp"
 #include "util/error.hpp"
 
 namespace kiln::cli {
@@ -37,6 +39,7 @@ struct BudgetOptions {
   std::int64_t kv_group_size = 32;
   std::int64_t sequences = 1;
   bool measure = false;
+  std::string device;  // a GPU to check the total against
   std::string json;
 };
 
@@ -136,6 +139,25 @@ Json measure(const BudgetOptions& o, const eval::WeightBudget& stored) {
           {"estimate_bytes", expected}};
 }
 
+// Whether weights + KV fit the GPU's usable memory, and how many KV tokens the weights leave room for.
+Json check_gpu(const std::string& device, std::uint64_t weight_bytes, std::uint64_t kv_total,
+               std::uint64_t kv_per_token) {
+  const runtime::gpu::GpuDeviceInfo info = runtime::gpu::select_gpu_device(device).info;
+  const std::uint64_t usable = runtime::gpu::usable_memory_bytes(info);
+  const bool fits = weight_bytes + kv_total <= usable;
+  const std::uint64_t room_tokens = weight_bytes < usable ? (usable - weight_bytes) / kv_per_token : 0;
+  fmt::print("\n{} ({}): {} of device memory, {} usable (90%)\n", info.name, info.full_name,
+             human(info.global_memory_bytes), human(usable));
+  fmt::print("  {:<22} {:>16}\n", "fits", fits ? "yes" : "no");
+  fmt::print("  {:<22} {:>16}\n", "KV tokens with room", room_tokens);
+  return {{"name", info.name},
+          {"full_name", info.full_name},
+          {"memory_bytes", info.global_memory_bytes},
+          {"usable_bytes", usable},
+          {"fits", fits},
+          {"kv_tokens_with_room", room_tokens}};
+}
+
 void budget(const BudgetOptions& o) {
   JsonOutput json(o.json);  // before --measure's load: an unwritable path fails now
   const Source source = open_source(o);
@@ -178,6 +200,9 @@ void budget(const BudgetOptions& o) {
                human(*source.ir_file_bytes), human(source.stored->total_bytes()), human(plan.total_bytes()));
     j["ir_model_bin_bytes"] = *source.ir_file_bytes;
   }
+  if (!o.device.empty()) {
+    j["device"] = check_gpu(o.device, plan.total_bytes(), kv_total, kv_per_token);
+  }
   if (o.measure) {
     if (!source.stored)
       fail("--measure needs --model with weights (a checkpoint with model.safetensors or an exported IR)");
@@ -208,6 +233,7 @@ void register_budget_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--sequences", o->sequences, "Sequences held in the KV cache at full context")->capture_default_str();
   cmd->add_flag("--measure", o->measure, "Load the model, run a prompt of --context tokens, report peak RSS");
+  cmd->add_option("--device", o->device, "GPU or GPU.<n>: check the total against that device's memory");
   cmd->add_option("--json", o->json, "Also write the results as JSON to this file");
   cmd->callback([o] { budget(*o); });
 }

@@ -190,9 +190,9 @@ CompiledModel build_gpu_model(const ir::ModelConfig& config, std::shared_ptr<con
   auto gpu = std::make_shared<gpu::GpuContext>(gpu::select_gpu_device(device));
   const gpu::GpuDeviceInfo& info = gpu->info();
   // The weights and the KV cache share the device's memory: the cache gets at most what the
-  // weights leave (less a tenth for activations and the driver), and never less than one context.
+  // weights leave, and never less than one context.
   const std::uint64_t weight_bytes = gpu_weight_bytes(*weights);
-  const std::uint64_t usable = info.global_memory_bytes / 10 * 9;
+  const std::uint64_t usable = gpu::usable_memory_bytes(info);
   const models::KvCacheLayout wanted = kv_cache_layout(config, request, p.kv_cache_precision, p.kv_cache_group_size);
   const std::uint64_t kv_bytes_per_block = wanted.bytes_per_token() * static_cast<std::uint64_t>(wanted.block_size);
   if (weight_bytes + kv_bytes_per_block > usable) {

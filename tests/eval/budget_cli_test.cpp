@@ -3,7 +3,10 @@
 // count for the "as stored" column, and a measured peak RSS that at least holds the KV cache.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "eval_fixtures.hpp"
+#include "runtime/gpu/gpu_devices.hpp"
 
 namespace kiln {
 namespace {
@@ -33,6 +36,29 @@ TEST(BudgetCli, Llama31_8bFromConfigAlone) {
   const Json u8 = read_json_file(json);
   EXPECT_EQ(u8["kv"]["bytes_per_token"], 81920);  // 128 codes + 4 · 8 bytes of scale/zero point per head vector
   EXPECT_EQ(u8["weight_format"], "f16");
+}
+
+// Oracle: the arithmetic written out: 90% of the device's memory is usable, the model fits when
+// weights + KV do, and the KV room is what the weights leave, in whole tokens.
+TEST(BudgetCli, DeviceChecksTheTotalAgainstTheGpusMemory) {
+  ::setenv("KILN_OPENCL_CPU_DEVICES", "1", 1);  // PoCL's CPU device where there is no GPU
+  if (runtime::gpu::find_gpu_devices().empty()) GTEST_SKIP() << "no OpenCL device (install pocl-opencl-icd)";
+  testing::TempDir tmp;
+  const auto json = tmp.path() / "b.json";
+  for (const char* context : {"4096", "100000000"}) {
+    const auto r = run_kiln({"budget", "--config", kConfig, "--weight-format", "int4", "--context", context, "--device",
+                             "GPU", "--json", json.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json out = read_json_file(json);
+    const Json& d = out["device"];
+    const auto memory = d["memory_bytes"].get<std::uint64_t>(), usable = d["usable_bytes"].get<std::uint64_t>();
+    const auto weights = out["weights"]["total"].get<std::uint64_t>(), kv = out["kv"]["bytes"].get<std::uint64_t>();
+    EXPECT_EQ(d["name"], "GPU.0");
+    EXPECT_EQ(usable, memory / 10 * 9);
+    EXPECT_EQ(d["fits"].get<bool>(), weights + kv <= usable) << context;
+    EXPECT_EQ(d["kv_tokens_with_room"].get<std::uint64_t>(), (usable - weights) / 131072);
+  }
+  EXPECT_FALSE(read_json_file(json)["device"]["fits"].get<bool>());  // 100M tokens: 12 TiB of KV
 }
 
 TEST(BudgetCli, ModelWithWeightsShowsTheStoredBytesAndMeasures) {

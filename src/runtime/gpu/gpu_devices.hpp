@@ -43,6 +43,10 @@ struct GpuDevice {
   GpuDeviceInfo info;
 };
 
+// What a model may take of the device's memory: 90% of it, the rest left for activations, program
+// binaries and the driver. Weights and the KV cache are checked against this before a load.
+inline std::uint64_t usable_memory_bytes(const GpuDeviceInfo& info) { return info.global_memory_bytes / 10 * 9; }
+
 // All GPU devices, GPU.0 first; empty when there are none or no OpenCL runtime is installed
 // (the ICD loader then reports no platforms).
 std::vector<GpuDevice> find_gpu_devices();
