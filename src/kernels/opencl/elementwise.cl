@@ -28,7 +28,10 @@ rms_norm(__global const float* x, __global const float* gain, float eps, int dim
   const int lid = get_local_id(0);
   const long base = (long)get_group_id(0) * dim;
   float sum_sq = 0.0f;
-  for (int i = lid; i < dim; i += NORM_GROUP_SIZE) sum_sq += x[base + i] * x[base + i];
+  for (int first = 0; first < dim; first += NORM_GROUP_SIZE) {  // one trip count for all (paged_attention.cl)
+    const int i = first + lid;
+    if (i < dim) sum_sq += x[base + i] * x[base + i];
+  }
   const float inv_rms = 1.0f / sqrt(group_sum(sum_sq, scratch) / dim + eps);
   for (int i = lid; i < dim; i += NORM_GROUP_SIZE) out[base + i] = x[base + i] * inv_rms * gain[i];
 }
@@ -42,10 +45,13 @@ add_rms_norm(__global float* residual, __global const float* x, __global const f
   const int lid = get_local_id(0);
   const long base = (long)get_group_id(0) * dim;
   float sum_sq = 0.0f;
-  for (int i = lid; i < dim; i += NORM_GROUP_SIZE) {
-    const float r = residual[base + i] + x[base + i];
-    residual[base + i] = r;
-    sum_sq += r * r;
+  for (int first = 0; first < dim; first += NORM_GROUP_SIZE) {
+    const int i = first + lid;
+    if (i < dim) {
+      const float r = residual[base + i] + x[base + i];
+      residual[base + i] = r;
+      sum_sq += r * r;
+    }
   }
   const float inv_rms = 1.0f / sqrt(group_sum(sum_sq, scratch) / dim + eps);
   for (int i = lid; i < dim; i += NORM_GROUP_SIZE) out[base + i] = residual[base + i] * inv_rms * gain[i];

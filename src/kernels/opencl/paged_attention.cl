@@ -156,9 +156,9 @@ attention(__global const float* q, __global const kv_t* keys, __global const kv_
   const int kv_head = h / (num_heads / num_kv_heads);
 
   const long q_base = ((long)r * num_heads + h) * head_dim;
-  // NOTE: every dims loop runs the same trip count in every work-item (the tail is masked):
-  // PoCL 3.1 miscompiles a loop whose trip count depends on the local id in a kernel with
-  // barriers, and crashed on head_dim 16 with 64 work-items.
+  // NOTE: every dims loop runs the same trip count in every work-item (the tail is masked): PoCL
+  // 3.1 miscompiled this kernel's loops when their trip count depended on the local id (a crash
+  // at head_dim 16 with 64 work-items). The norms in elementwise.cl follow the same rule.
   for (int base = 0; base < head_dim; base += ATTENTION_GROUP_SIZE) {
     const int d = base + lid;
     if (d < head_dim) {
