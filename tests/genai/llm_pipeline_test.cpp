@@ -343,7 +343,7 @@ TEST(LLMPipeline, RejectsBadSetups) {
   PipelineProperties props;
   props.draft = draft_model(testing::checkpoint_dir("llama2_tiny"));
   EXPECT_KILN_ERROR(pipeline("llama3_tiny", props), "draft model", "tokenizer differs");
-  EXPECT_KILN_ERROR(LLMPipeline(testing::checkpoint_dir("llama3_tiny"), "GPU"), "device 'GPU'", "accepted: CPU");
+  EXPECT_KILN_ERROR(LLMPipeline(testing::checkpoint_dir("llama3_tiny"), "NPU"), "device 'NPU'", "accepted: CPU, GPU");
   LLMPipeline pipe = pipeline();
   GenerationConfig c = greedy(4);
   c.num_beams = 2;
