@@ -11,6 +11,7 @@
 #include "runtime/cpu/cpu_ops.hpp"
 #include "runtime/gguf_import_cache.hpp"
 #include "runtime/gpu/gpu_ops.hpp"
+#include "runtime/gpu/gpu_weight.hpp"
 #include "runtime/reference/reference_ops.hpp"
 #include "runtime/thread_pool.hpp"
 #include "util/error.hpp"
@@ -51,20 +52,6 @@ void check_gpu_properties(const DeviceProperties& p, std::string_view device) {
           spec.name, device);
     }
   }
-}
-
-// Device memory the weights take once uploaded: their bytes as stored (f32 where a tensor is
-// converted), scales and zero points included.
-std::uint64_t gpu_weight_bytes(const ir::TensorSource& weights) {
-  std::uint64_t total = 0;
-  for (const std::string& name : weights.names()) {
-    const ir::TensorView& t = *weights.find(name);
-    const bool kept =
-        t.quantization || t.dtype == ElementType::kF16 || t.dtype == ElementType::kBf16 || t.dtype == ElementType::kF32;
-    total += kept ? t.bytes.size() : static_cast<std::uint64_t>(t.num_elements()) * sizeof(float);
-    if (t.quantization) total += t.quantization->scales.size() + t.quantization->zero_points.size();
-  }
-  return total;
 }
 
 // More threads than this many per usable CPU is a mistake, never a tuning: refused before any
@@ -191,21 +178,22 @@ CompiledModel build_gpu_model(const ir::ModelConfig& config, std::shared_ptr<con
   const gpu::GpuDeviceInfo& info = gpu->info();
   // The weights and the KV cache share the device's memory: the cache gets at most what the
   // weights leave, and never less than one context.
-  const std::uint64_t weight_bytes = gpu_weight_bytes(*weights);
+  std::uint64_t weight_bytes = 0;
+  for (const std::string& name : weights->names()) weight_bytes += gpu::uploaded_bytes(*weights->find(name));
   const std::uint64_t usable = gpu::usable_memory_bytes(info);
-  const models::KvCacheLayout wanted = kv_cache_layout(config, request, p.kv_cache_precision, p.kv_cache_group_size);
-  const std::uint64_t kv_bytes_per_block = wanted.bytes_per_token() * static_cast<std::uint64_t>(wanted.block_size);
-  if (weight_bytes + kv_bytes_per_block > usable) {
+  const std::uint64_t kv_room = usable > weight_bytes ? usable - weight_bytes : 0;
+  if (request.num_blocks == 0 && request.cache_bytes == 0)
+    request.memory_cap_bytes = std::max<std::uint64_t>(kv_room, 1);
+  const models::KvCacheLayout layout = kv_cache_layout(config, request, p.kv_cache_precision, p.kv_cache_group_size);
+  const std::uint64_t block_bytes = layout.bytes_per_token() * static_cast<std::uint64_t>(layout.block_size);
+  if (weight_bytes + block_bytes > usable) {
     fail(
         "the model does not fit {} ({}): its weights take {:.1f} MB of the {:.1f} MB the device can give (90% of "
         "{:.1f} MB), before any KV cache; use a smaller or more compressed model (`kiln budget` shows the arithmetic)",
         info.name, info.full_name, double(weight_bytes) / 1e6, double(usable) / 1e6,
         double(info.global_memory_bytes) / 1e6);
   }
-  const std::uint64_t kv_room = usable - weight_bytes;
-  if (request.num_blocks == 0 && request.cache_bytes == 0) request.memory_cap_bytes = kv_room;
-  const models::KvCacheLayout layout = kv_cache_layout(config, request, p.kv_cache_precision, p.kv_cache_group_size);
-  const std::uint64_t kv_bytes = kv_bytes_per_block * static_cast<std::uint64_t>(layout.num_blocks);
+  const std::uint64_t kv_bytes = block_bytes * static_cast<std::uint64_t>(layout.num_blocks);
   if (kv_bytes > kv_room) {
     fail(
         "the KV cache does not fit {}: {} blocks take {:.1f} MB, the weights leave {:.1f} MB of its {:.1f} MB; ask "

@@ -1,8 +1,8 @@
 // Matmul and embedding gather on the canonical weight layout (ir/weight_format.hpp), read as the
 // bytes model.bin stores, f32 activations, f32 accumulation. Twin: reference/matmul.hpp.
 //
-// Build options: exactly one -DSCHEME_<NAME> (F32, F16, BF16, INT8_SYM, INT8_ASYM, INT4_SYM,
-// INT4_ASYM, NF4), and optionally -DWG_SIZE=<power of two, at least 8> (default 64), the matmul's
+// Build options (matmul_build_options): exactly one -DSCHEME_<NAME> (F32, F16, BF16, INT8_SYM,
+// INT8_ASYM, INT4_SYM, INT4_ASYM, NF4; NF4 with -DNF4_LEVELS), and optionally -DWG_SIZE=<power of two, at least 8> (default 64), the matmul's
 // work-group size, which its launch must use.
 //
 // Weight buffers, for a matrix [rows, in] in groups of group_size columns:
@@ -21,23 +21,8 @@
 #define MATMUL_ROWS 8
 
 #ifdef SCHEME_NF4
-// QLoRA's normal-float levels, exactly as kNf4Levels.
-__constant float kNf4Levels[16] = {-1.0f,
-                                   -0.6961928009986877f,
-                                   -0.5250730514526367f,
-                                   -0.39491748809814453f,
-                                   -0.28444138169288635f,
-                                   -0.18477343022823334f,
-                                   -0.09105003625154495f,
-                                   0.0f,
-                                   0.07958029955625534f,
-                                   0.16093020141124725f,
-                                   0.24611230194568634f,
-                                   0.33791524171829224f,
-                                   0.44070982933044434f,
-                                   0.5626170039176941f,
-                                   0.7229568362236023f,
-                                   1.0f};
+// QLoRA's normal-float levels: kNf4Levels itself, passed as -DNF4_LEVELS (build_options.cpp).
+__constant float kNf4Levels[16] = {NF4_LEVELS};
 #endif
 
 // 4-bit value at a flat index: even index in the low nibble.

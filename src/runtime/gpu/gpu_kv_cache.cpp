@@ -2,11 +2,7 @@
 
 namespace kiln::runtime::gpu {
 
-GpuKvCache::GpuKvCache(GpuContext& gpu, const models::KvCacheLayout& layout) : layout_(layout) {
-  if (!is_kv_precision(layout.precision) || layout.precision == ElementType::kBf16) {
-    fail(ErrorKind::kUnsupported, "the GPU device keeps its KV cache in f32, f16 or u8, not {}",
-         kv_precision_name(layout.precision));
-  }
+GpuKvCache::GpuKvCache(GpuContext& gpu, const models::KvCacheLayout& layout) {
   const auto slots = static_cast<std::uint64_t>(layout.num_blocks * layout.num_kv_heads * layout.block_size);
   const std::uint64_t data_bytes = element_bytes(layout.precision, slots * static_cast<std::uint64_t>(layout.head_dim));
   std::uint64_t param_bytes = 0;

@@ -20,13 +20,11 @@ class GpuKvCache {
   // Fails, naming the sizes, when a layer's buffer is larger than the device's largest buffer.
   GpuKvCache(GpuContext& gpu, const models::KvCacheLayout& layout);
 
-  const models::KvCacheLayout& layout() const { return layout_; }
   GpuKvLayer& layer(std::int64_t index) { return layers_[static_cast<std::size_t>(index)]; }
   std::int64_t groups() const { return groups_; }  // u8 groups per head row; 0 otherwise
   std::uint64_t bytes() const { return bytes_; }
 
  private:
-  models::KvCacheLayout layout_;
   std::int64_t groups_ = 0;
   std::uint64_t bytes_ = 0;
   std::vector<GpuKvLayer> layers_;

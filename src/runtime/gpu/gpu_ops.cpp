@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "kernels/opencl/build_options.hpp"
 #include "kernels/opencl/opencl_sources.hpp"
 #include "runtime/gpu/gpu_weight.hpp"
 #include "runtime/gpu/program_cache.hpp"
@@ -53,29 +54,6 @@ std::size_t norm_group_size(std::size_t limit) {
   return size;
 }
 
-std::string_view scheme_option(WeightScheme scheme) {
-  switch (scheme) {
-    case WeightScheme::kF32: return "-DSCHEME_F32";
-    case WeightScheme::kF16: return "-DSCHEME_F16";
-    case WeightScheme::kBf16: return "-DSCHEME_BF16";
-    case WeightScheme::kInt8Sym: return "-DSCHEME_INT8_SYM";
-    case WeightScheme::kInt8Asym: return "-DSCHEME_INT8_ASYM";
-    case WeightScheme::kInt4Sym: return "-DSCHEME_INT4_SYM";
-    case WeightScheme::kInt4Asym: return "-DSCHEME_INT4_ASYM";
-    case WeightScheme::kNf4: return "-DSCHEME_NF4";
-  }
-  fail(ErrorKind::kInternal, "weight scheme {} has no OpenCL matmul", static_cast<int>(scheme));
-}
-
-std::string_view kv_option(ElementType precision) {
-  switch (precision) {
-    case ElementType::kF32: return "-DKV_F32";
-    case ElementType::kF16: return "-DKV_F16";
-    case ElementType::kU8: return "-DKV_U8";
-    default: fail(ErrorKind::kUnsupported, "the GPU device has no {} KV cache", kv_precision_name(precision));
-  }
-}
-
 }  // namespace
 
 // The built programs and their kernels. cl::Kernel holds its arguments, so each op sets all of
@@ -92,8 +70,9 @@ struct GpuOps::Kernels {
 GpuOps::GpuOps(std::shared_ptr<GpuContext> gpu, std::filesystem::path cache_dir)
     : gpu_(std::move(gpu)), cache_dir_(std::move(cache_dir)), kernels_(std::make_unique<Kernels>()) {
   norm_group_ = norm_group_size(gpu_->info().max_work_group_size);
-  const cl::Program elementwise = build("elementwise.cl", cl_sources::elementwise_source(),
-                                        fmt::format("-cl-std=CL1.2 -DNORM_GROUP_SIZE={}", norm_group_));
+  const cl::Program elementwise =
+      build("elementwise.cl", cl_sources::elementwise_source(),
+            fmt::format("{} -DNORM_GROUP_SIZE={}", cl_sources::kLanguageOption, norm_group_));
   gpu_call("creating the element-wise kernels", [&] {
     kernels_->rms_norm = cl::Kernel(elementwise, "rms_norm");
     kernels_->add_rms_norm = cl::Kernel(elementwise, "add_rms_norm");
@@ -141,7 +120,7 @@ std::unique_ptr<models::Weight> GpuOps::load_weight(const ir::TensorView& tensor
   if (use != models::WeightUse::kVector && !kernels_->matmul.contains(w->scheme)) {
     const cl::Program program =
         build("matmul.cl", cl_sources::matmul_source(),
-              fmt::format("-cl-std=CL1.2 {} -DWG_SIZE={}", scheme_option(w->scheme), kMatmulGroup));
+              fmt::format("{} -DWG_SIZE={}", cl_sources::matmul_build_options(w->scheme), kMatmulGroup));
     gpu_call("creating the matmul kernels", [&] {
       kernels_->matmul[w->scheme] = {cl::Kernel(program, "matmul"), cl::Kernel(program, "embedding_gather")};
     });
@@ -172,12 +151,13 @@ void GpuOps::read(models::Activations src, std::int64_t count, float* host) {
 }
 
 void GpuOps::allocate_kv_cache(const models::KvCacheLayout& layout) {
+  // The options first: a precision without kernels fails before any memory is taken.
+  const std::string options = fmt::format("{} -DATTENTION_GROUP_SIZE={}",
+                                          cl_sources::attention_build_options(layout.precision), kAttentionGroup);
   kv_.reset();
   kv_.emplace(*gpu_, layout);
   kv_layout_ = layout;
-  const cl::Program program =
-      build("paged_attention.cl", cl_sources::paged_attention_source(),
-            fmt::format("-cl-std=CL1.2 {} -DATTENTION_GROUP_SIZE={}", kv_option(layout.precision), kAttentionGroup));
+  const cl::Program program = build("paged_attention.cl", cl_sources::paged_attention_source(), options);
   gpu_call("creating the attention kernels", [&] {
     kernels_->store_kv = cl::Kernel(program, "store_kv");
     kernels_->copy_kv_blocks = cl::Kernel(program, "copy_kv_blocks");

@@ -46,7 +46,6 @@ class GpuOps final : public models::Ops {
   void attention(std::int64_t layer, models::Activations q, std::int64_t num_heads,
                  std::span<const models::AttentionSequence> sequences, float scale, models::Activations out) override;
 
-  const GpuDeviceInfo& device() const { return gpu_->info(); }
   std::uint64_t weight_bytes() const { return weight_bytes_; }
   std::uint64_t kv_cache_bytes() const { return kv_ ? kv_->bytes() : 0; }
   // OpenCL programs compiled from source, and loaded from the compile cache instead.

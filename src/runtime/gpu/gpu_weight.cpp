@@ -17,6 +17,12 @@ std::span<const std::uint8_t> as_bytes(const std::vector<float>& values) {
   return {reinterpret_cast<const std::uint8_t*>(values.data()), values.size() * sizeof(float)};
 }
 
+// Matrices and tables of these kinds go up as stored; every other tensor as f32.
+bool kept_as_stored(const ir::TensorView& tensor, models::WeightUse use) {
+  return use != models::WeightUse::kVector &&
+         (tensor.quantization || tensor.dtype == ElementType::kF16 || tensor.dtype == ElementType::kBf16);
+}
+
 }  // namespace
 
 std::unique_ptr<GpuWeight> upload_weight(GpuContext& gpu, const ir::TensorView& tensor, models::WeightUse use) {
@@ -44,7 +50,7 @@ std::unique_ptr<GpuWeight> upload_weight(GpuContext& gpu, const ir::TensorView& 
       return;
     }
     w->group_size = w->in;
-    if (tensor.dtype == ElementType::kF16 || tensor.dtype == ElementType::kBf16) {
+    if (kept_as_stored(tensor, use)) {
       w->scheme = tensor.dtype == ElementType::kF16 ? WeightScheme::kF16 : WeightScheme::kBf16;
       w->data = upload_bytes(gpu, tensor.bytes, w->bytes);
     } else {
@@ -53,6 +59,14 @@ std::unique_ptr<GpuWeight> upload_weight(GpuContext& gpu, const ir::TensorView& 
     }
   });
   return w;
+}
+
+std::uint64_t uploaded_bytes(const ir::TensorView& tensor) {
+  const models::WeightUse use = tensor.shape.size() == 1 ? models::WeightUse::kVector : models::WeightUse::kMatrix;
+  if (!kept_as_stored(tensor, use)) return static_cast<std::uint64_t>(tensor.num_elements()) * sizeof(float);
+  std::uint64_t bytes = tensor.bytes.size();
+  if (tensor.quantization) bytes += tensor.quantization->scales.size() + tensor.quantization->zero_points.size();
+  return bytes;
 }
 
 }  // namespace kiln::runtime::gpu

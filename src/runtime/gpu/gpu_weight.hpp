@@ -25,6 +25,10 @@ struct GpuWeight final : models::Weight {
 // tensors as those float schemes; any other dtype converted to f32); vectors become f32.
 std::unique_ptr<GpuWeight> upload_weight(GpuContext& gpu, const ir::TensorView& tensor, models::WeightUse use);
 
+// Device bytes upload_weight gives `tensor` (a 1-D tensor is a vector): what a load is checked
+// against before anything is uploaded.
+std::uint64_t uploaded_bytes(const ir::TensorView& tensor);
+
 inline const GpuWeight& as_gpu(const models::Weight& w) { return static_cast<const GpuWeight&>(w); }
 
 }  // namespace kiln::runtime::gpu

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gpu_test_util.hpp"
+#include "kernels/opencl/build_options.hpp"
 #include "kernels/opencl/opencl_sources.hpp"
 #include "kernels/reference/paged_attention.hpp"
 
@@ -32,9 +33,7 @@ const cl::Program& attention_program(GpuContext& gpu, ElementType element) {
   static std::map<ElementType, cl::Program> programs;
   auto it = programs.find(element);
   if (it == programs.end()) {
-    const char* options = element == ElementType::kF32   ? "-cl-std=CL1.2 -DKV_F32"
-                          : element == ElementType::kF16 ? "-cl-std=CL1.2 -DKV_F16"
-                                                         : "-cl-std=CL1.2 -DKV_U8";
+    const std::string options = kernels::opencl::attention_build_options(element);
     const ProgramSource source{"paged_attention.cl", kernels::opencl::paged_attention_source()};
     it = programs.emplace(element, build_program(gpu, source, options, {}).program).first;
   }

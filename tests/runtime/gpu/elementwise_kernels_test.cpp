@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpu_test_util.hpp"
+#include "kernels/opencl/build_options.hpp"
 #include "kernels/opencl/opencl_sources.hpp"
 #include "kernels/reference/elementwise.hpp"
 
@@ -23,8 +24,9 @@ constexpr double kTolerance = 1e-5;
 
 // Built once per process: PoCL compiles each program at run time.
 const cl::Program& elementwise_program(GpuContext& gpu) {
-  static const cl::Program program =
-      build_program(gpu, {"elementwise.cl", kernels::opencl::elementwise_source()}, "-cl-std=CL1.2", {}).program;
+  static const cl::Program program = build_program(gpu, {"elementwise.cl", kernels::opencl::elementwise_source()},
+                                                   kernels::opencl::kLanguageOption, {})
+                                         .program;
   return program;
 }
 

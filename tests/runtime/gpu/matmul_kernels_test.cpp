@@ -5,7 +5,6 @@
 // (one partial pass, several passes), with and without bias.
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -16,6 +15,7 @@
 
 #include "gpu_test_util.hpp"
 #include "ir/weight_format.hpp"
+#include "kernels/opencl/build_options.hpp"
 #include "kernels/opencl/opencl_sources.hpp"
 #include "kernels/reference/matmul.hpp"
 #include "runtime/gpu/program_cache.hpp"
@@ -47,13 +47,6 @@ std::vector<float> random_values(std::size_t count, unsigned seed, float stddev 
   std::vector<float> v(count);
   for (float& e : v) e = dist(rng);
   return v;
-}
-
-// "-cl-std=CL1.2 -DSCHEME_INT4_ASYM" for int4_asym.
-std::string scheme_options(WeightScheme scheme) {
-  std::string name(weight_scheme_name(scheme));
-  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return "-cl-std=CL1.2 -DSCHEME_" + name;
 }
 
 // Built once per option string for the whole run: PoCL compiles each build in about a second.
@@ -152,7 +145,8 @@ TEST_P(OpenclMatmul, MatchesScalarTwinOnOddShapes) {
   for (const Shape& s : kShapes) {
     for (std::size_t n : kRowCounts) {
       for (bool with_bias : {false, true}) {
-        check_matmul(*gpu, GetParam(), scheme_options(GetParam()), kDefaultWorkGroupSize, s, n, with_bias);
+        check_matmul(*gpu, GetParam(), kernels::opencl::matmul_build_options(GetParam()), kDefaultWorkGroupSize, s, n,
+                     with_bias);
       }
     }
   }
@@ -170,7 +164,7 @@ TEST_P(OpenclMatmul, EmbeddingGatherEqualsDequantizedRows) {
     const DeviceWeights dw = upload_weights(*gpu, table);
     const cl::Buffer ids_buffer = upload(*gpu, ids);
     const cl::Buffer out_buffer = upload(*gpu, std::vector<float>(ids.size() * s.in, kSentinel));
-    cl::Kernel kernel(matmul_program(*gpu, scheme_options(scheme)), "embedding_gather");
+    cl::Kernel kernel(matmul_program(*gpu, kernels::opencl::matmul_build_options(scheme)), "embedding_gather");
     kernel.setArg(0, dw.data);
     kernel.setArg(1, dw.scales);
     kernel.setArg(2, dw.zero_points);
@@ -195,8 +189,8 @@ TEST_P(OpenclMatmul, EmbeddingGatherEqualsDequantizedRows) {
 TEST(OpenclMatmulWorkGroupSize, BuildOptionSetsIt) {
   KILN_REQUIRE_GPU(gpu);
   for (std::size_t work_group_size : {8, 256}) {
-    const std::string options =
-        scheme_options(WeightScheme::kInt4Asym) + " -DWG_SIZE=" + std::to_string(work_group_size);
+    const std::string options = kernels::opencl::matmul_build_options(WeightScheme::kInt4Asym) +
+                                " -DWG_SIZE=" + std::to_string(work_group_size);
     for (std::size_t n : kRowCounts) {
       check_matmul(*gpu, WeightScheme::kInt4Asym, options, work_group_size, kShapes[0], n, true);
     }
