@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kiln/api.hpp"
@@ -100,6 +101,12 @@ class KILN_API ContinuousBatchingPipeline {
   std::vector<GenerationResult> generate(const std::vector<ChatHistory>& histories,
                                          const std::vector<GenerationConfig>& configs,
                                          const StreamerVariant& streamer = std::monostate{});
+
+  // Cancels the requests of the generate() calls under way (those made on thread `caller` when
+  // it is given); their results end as CANCEL with what was generated. Requests added by
+  // add_request are not touched. For a caller that must stop a generate() from another thread,
+  // as the Python module does on Ctrl-C.
+  void cancel_generate(std::optional<std::thread::id> caller = std::nullopt);
 
   void start_chat(const std::string& system_message = "");
   void finish_chat();

@@ -3,7 +3,8 @@
 //   std::cout << pipe.generate("The Sun is", config, streamer).texts[0];
 // One pipeline holds a model (and optionally a draft model for speculative decoding), its
 // tokenizer, its generation defaults and a chat session. It runs on a ContinuousBatchingPipeline
-// (one engine thread; see docs/ARCHITECTURE.md). Not thread-safe: one call at a time.
+// (one engine thread; see docs/ARCHITECTURE.md). Not thread-safe: one call at a time (cancel()
+// excepted).
 #pragma once
 
 #include <filesystem>
@@ -76,10 +77,19 @@ class KILN_API LLMPipeline {
   DecodedResults generate(const std::vector<std::string>& prompts,
                           const std::optional<GenerationConfig>& config = std::nullopt,
                           const StreamerVariant& streamer = std::monostate{});
+  // Prompts given as token ids (no chat template, outside the chat session); no streamer unless
+  // one prompt.
+  DecodedResults generate(const std::vector<std::vector<std::int32_t>>& input_ids,
+                          const std::optional<GenerationConfig>& config = std::nullopt,
+                          const StreamerVariant& streamer = std::monostate{});
   // The assistant's answer to a whole conversation, rendered with the chat template. Stateless:
   // the pipeline's own chat session is neither used nor changed.
   DecodedResults generate(const ChatHistory& history, const std::optional<GenerationConfig>& config = std::nullopt,
                           const StreamerVariant& streamer = std::monostate{});
+
+  // The one call that may come from another thread while generate() runs: ends that call's
+  // sequences as CANCEL, with what they had generated (ContinuousBatchingPipeline::cancel_generate).
+  void cancel();
 
   GenerationConfig get_generation_config() const;
   void set_generation_config(const GenerationConfig& config);  // validated

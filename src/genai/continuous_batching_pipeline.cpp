@@ -169,9 +169,12 @@ class ContinuousBatchingPipeline::Impl {
     }
     // A refused prompt throws here; the handles of those added before it cancel them as they go.
     std::vector<GenerationHandle> handles;
+    const InFlight in_flight(*this, handles);
     for (std::size_t i = 0; i < prompts.size(); ++i) {
       const GenerationConfig& config = config_for(configs, prompts.size(), i);
-      handles.push_back(add(next_generate_id_++, std::move(prompts[i]), config));
+      GenerationHandle handle = add(next_generate_id_++, std::move(prompts[i]), config);
+      std::lock_guard lock(generating_mutex_);
+      handles.push_back(std::move(handle));
     }
     std::optional<StreamedPart> streamed;
     if (has_streamer(streamer)) streamed = stream(*handles.front(), streamer);
@@ -181,12 +184,47 @@ class ContinuousBatchingPipeline::Impl {
     return results;
   }
 
+  void cancel_generate(std::optional<std::thread::id> caller) {
+    std::lock_guard lock(generating_mutex_);
+    for (const GenerateCall& call : generating_) {
+      if (caller && call.thread != *caller) continue;
+      for (const GenerationHandle& h : *call.handles) h->cancel();
+    }
+  }
+
+  // A generate() call under way: its thread and its handles, for cancel_generate().
+  struct GenerateCall {
+    std::thread::id thread;
+    const std::vector<GenerationHandle>* handles;
+    bool operator==(const GenerateCall&) const = default;
+  };
+  class InFlight {
+   public:
+    InFlight(Impl& impl, const std::vector<GenerationHandle>& handles)
+        : impl_(impl), call_{std::this_thread::get_id(), &handles} {
+      std::lock_guard lock(impl_.generating_mutex_);
+      impl_.generating_.push_back(call_);
+    }
+    ~InFlight() {
+      std::lock_guard lock(impl_.generating_mutex_);
+      std::erase(impl_.generating_, call_);
+    }
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+
+   private:
+    Impl& impl_;
+    GenerateCall call_;
+  };
+
   SavedThreadAffinity caller_affinity_;  // first: read before the models load
   genai::PipelineModels models_;
   std::shared_ptr<genai::EngineLoop> loop_;
   mutable std::mutex text_mutex_;  // the chat template and the chat session are shared by callers
   std::optional<genai::ChatSession> chat_;
   std::atomic<std::uint64_t> next_generate_id_{kFirstGenerateId};
+  std::mutex generating_mutex_;  // guards generating_ and the handle lists it points to
+  std::vector<GenerateCall> generating_;
 };
 
 ContinuousBatchingPipeline::ContinuousBatchingPipeline(const std::filesystem::path& models_path,
@@ -210,6 +248,10 @@ GenerationHandle ContinuousBatchingPipeline::add_request(std::uint64_t request_i
                                                          const GenerationConfig& config) {
   if (history.empty()) fail("add_request: the chat history of request {} is empty", request_id);
   return impl_->add(request_id, impl_->encode(history), config);
+}
+
+void ContinuousBatchingPipeline::cancel_generate(std::optional<std::thread::id> caller) {
+  impl_->cancel_generate(caller);
 }
 
 void ContinuousBatchingPipeline::step() { impl_->loop_->wait_for_step(); }

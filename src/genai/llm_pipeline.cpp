@@ -123,10 +123,17 @@ DecodedResults LLMPipeline::generate(const std::vector<std::string>& prompts,
   return impl_->generate(prompts, config, streamer);
 }
 
+DecodedResults LLMPipeline::generate(const std::vector<std::vector<std::int32_t>>& input_ids,
+                                     const std::optional<GenerationConfig>& config, const StreamerVariant& streamer) {
+  return impl_->generate(input_ids, config, streamer);
+}
+
 DecodedResults LLMPipeline::generate(const ChatHistory& history, const std::optional<GenerationConfig>& config,
                                      const StreamerVariant& streamer) {
   return impl_->generate(std::vector<ChatHistory>{history}, config, streamer);
 }
+
+void LLMPipeline::cancel() { impl_->pipe_.cancel_generate(); }
 
 GenerationConfig LLMPipeline::get_generation_config() const { return impl_->config_; }
 

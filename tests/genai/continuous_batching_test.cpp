@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <random>
 #include <regex>
@@ -237,6 +238,39 @@ TEST(ContinuousBatching, OpenVinoStyleStepLoop) {
     EXPECT_EQ(handles[i]->read_all()[0].generated_ids, g.prompts[i].greedy_ids);
   }
   pipe->step();  // idle: returns at once
+}
+
+// cancel_generate(thread) ends that thread's generate() call (as Ctrl-C does in Python) and no other.
+TEST(ContinuousBatching, CancelGenerateEndsOnlyTheNamedThreadsCall) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  auto pipe = make_pipeline();
+  GenerationConfig endless = greedy(200);
+  endless.ignore_eos = true;
+  std::promise<std::thread::id> cancelled_thread;
+  std::vector<GenerationResult> cancelled, untouched;
+  std::atomic<bool> victim_done{false};
+  std::thread victim([&] {
+    cancelled_thread.set_value(std::this_thread::get_id());
+    cancelled = pipe->generate(std::vector<std::string>{g.prompts[0].prompt, g.prompts[1].prompt}, {endless});
+    victim_done = true;
+  });
+  std::thread bystander(
+      [&] { untouched = pipe->generate(std::vector<std::string>{g.prompts[1].prompt}, {greedy(32)}); });
+  const std::thread::id victim_id = cancelled_thread.get_future().get();
+  // Until the call has registered its requests a cancel finds nothing: repeat until it ends.
+  while (!victim_done) {
+    pipe->cancel_generate(victim_id);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  victim.join();
+  bystander.join();
+  ASSERT_EQ(cancelled.size(), 2u);
+  for (const GenerationResult& r : cancelled) {
+    EXPECT_EQ(r.status, GenerationStatus::CANCEL);
+    EXPECT_LT(r.tokens[0].size(), 200u);
+  }
+  EXPECT_EQ(untouched.at(0).status, GenerationStatus::FINISHED);
+  EXPECT_EQ(untouched.at(0).texts[0], g.prompts[1].greedy_text);
 }
 
 TEST(ContinuousBatching, GenerateWithStreamersAndText) {

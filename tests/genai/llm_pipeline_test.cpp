@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "../models/golden_checkpoint.hpp"
 #include "test_models.hpp"
 
@@ -45,6 +48,45 @@ TEST(LLMPipeline, GreedyTextMatchesTransformers) {
   const DecodedResults batch = pipe.generate(prompts, greedy(32));
   ASSERT_EQ(batch.texts.size(), prompts.size());
   for (std::size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(batch.texts[i], g.prompts[i].greedy_text);
+}
+
+TEST(LLMPipeline, TokenIdPromptsGiveTransformersGreedy) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  LLMPipeline pipe = reference_pipeline();
+  std::vector<std::vector<std::int32_t>> ids;
+  for (const auto& p : g.prompts) ids.push_back(p.ids);
+  const DecodedResults batch = pipe.generate(ids, greedy(32));
+  ASSERT_EQ(batch.tokens.size(), ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_EQ(batch.tokens[i], g.prompts[i].greedy_ids);
+    EXPECT_EQ(batch.texts[i], g.prompts[i].greedy_text);
+  }
+}
+
+// cancel() from another thread ends the generate() under way, keeping what it generated.
+TEST(LLMPipeline, CancelFromAnotherThreadEndsTheCall) {
+  const auto g = testing::load_golden_checkpoint("llama3_tiny");
+  LLMPipeline pipe = reference_pipeline();
+  GenerationConfig endless = greedy(200);
+  endless.ignore_eos = true;
+  std::atomic<bool> done{false};
+  DecodedResults r;
+  std::thread caller([&] {
+    r = pipe.generate(std::vector<std::string>{g.prompts[0].prompt, g.prompts[1].prompt}, endless);
+    done = true;
+  });
+  // A cancel that comes before the call has added its requests finds nothing: repeat it.
+  while (!done) {
+    pipe.cancel();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  caller.join();
+  ASSERT_EQ(r.finish_reasons.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(r.finish_reasons[i], GenerationFinishReason::CANCEL);
+    EXPECT_LT(r.tokens[i].size(), 200u);
+  }
+  EXPECT_EQ(pipe.generate(g.prompts[0].prompt, greedy(32)).texts[0], g.prompts[0].greedy_text);
 }
 
 TEST(LLMPipeline, EveryStreamerFormSeesTheSameOutput) {
