@@ -11,7 +11,7 @@ if [ -z "$cxx" ] || [ -z "$cc" ]; then
   exit 77
 fi
 CC=$cc CXX=$cxx cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DKILN_BUILD_FUZZERS=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF > "$build.configure.log"
+  -DKILN_BUILD_FUZZERS=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF -DKILN_BUILD_PYTHON=OFF > "$build.configure.log"
 # UBSan only prints a report unless told to stop: a smoke run must fail on undefined behaviour.
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
 targets=(tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz grammar_fuzz server_fuzz model_files_fuzz)

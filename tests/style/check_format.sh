@@ -13,7 +13,7 @@ fi
 if [ -d .git ]; then
   mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h')
 else
-  mapfile -t files < <(find bench include src tests -name '*.cpp' -o -name '*.hpp' -o -name '*.h')
+  mapfile -t files < <(find bench include python src tests -name '*.cpp' -o -name '*.hpp' -o -name '*.h')
 fi
 status=0
 for f in "${files[@]}"; do

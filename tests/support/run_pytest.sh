@@ -1,34 +1,38 @@
 #!/usr/bin/env bash
-# Runs the black-box tests of `kiln serve` (tests/server/*.py) with the official OpenAI Python
-# client, in a venv of their own so that the system Python is never touched.
-#   run_client_tests.sh SOURCE_DIR BINARY_DIR
+# Runs one pytest suite of the tree (the black-box tests of `kiln serve` with the official OpenAI
+# Python client, or the Python package's tests) in a venv of its own, so that the system Python
+# is never touched.
+#   run_pytest.sh SOURCE_DIR BINARY_DIR TEST_DIR
 # $KILN_TEST_PYTHON, when set, is the interpreter to use as is (it must already have the
-# packages of requirements.txt). Otherwise BINARY_DIR/server-test-venv is made once and reused
+# packages of tests/requirements.txt). Otherwise BINARY_DIR/test-venv is made once and reused
 # while requirements.txt is unchanged. Exit code 77 (ctest's skip) when the venv or the packages
-# cannot be had, e.g. without python3-venv or offline: that is a missing tool, not a server bug.
+# cannot be had, e.g. without python3-venv or offline: that is a missing tool, not a kiln bug.
+# The tests get the kiln binary ($KILN_BINARY), the source tree ($KILN_SOURCE_DIR) and the
+# Python package built in BINARY_DIR/python on their path.
 set -euo pipefail
 
-if [ $# -ne 2 ]; then
-  echo "usage: $0 SOURCE_DIR BINARY_DIR" >&2
+if [ $# -ne 3 ]; then
+  echo "usage: $0 SOURCE_DIR BINARY_DIR TEST_DIR" >&2
   exit 2
 fi
 SOURCE_DIR="$(cd "$1" && pwd)"
 BINARY_DIR="$(cd "$2" && pwd)"
-REQUIREMENTS="$SOURCE_DIR/tests/server/requirements.txt"
+TEST_DIR="$(cd "$3" && pwd)"
+REQUIREMENTS="$SOURCE_DIR/tests/requirements.txt"
 if [ ! -x "$BINARY_DIR/kiln" ]; then
   echo "no kiln binary at $BINARY_DIR/kiln: build it first" >&2
   exit 1
 fi
 
 skip() {
-  echo "SKIPPED: kiln serve client tests: $*" >&2
+  echo "SKIPPED: pytest suite $TEST_DIR: $*" >&2
   exit 77
 }
 
 if [ -n "${KILN_TEST_PYTHON:-}" ]; then
   PYTHON="$KILN_TEST_PYTHON"
 else
-  VENV="$BINARY_DIR/server-test-venv"
+  VENV="$BINARY_DIR/test-venv"
   STAMP="$VENV/requirements.installed"
   if [ ! -x "$VENV/bin/python" ] || ! cmp -s "$REQUIREMENTS" "$STAMP"; then
     rm -rf "$VENV"
@@ -46,4 +50,5 @@ fi
 export PYTHONDONTWRITEBYTECODE=1
 export KILN_BINARY="$BINARY_DIR/kiln"
 export KILN_SOURCE_DIR="$SOURCE_DIR"
-exec "$PYTHON" -m pytest -q -p no:cacheprovider "$SOURCE_DIR/tests/server"
+export PYTHONPATH="$BINARY_DIR/python${PYTHONPATH:+:$PYTHONPATH}"
+exec "$PYTHON" -m pytest -q -p no:cacheprovider "$TEST_DIR"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Proves `pip wheel .` and `pip install` of the wheel on this machine: builds the wheel from the
+# source tree in a fresh venv (pip fetches scikit-build-core and pybind11 from PyPI), installs it,
+# and runs the Python package's tests against the installed package, not the build tree's.
+#   run_wheel_tests.sh SOURCE_DIR BINARY_DIR
+# Exit code 77 (ctest's skip) when the venv or PyPI cannot be had: a missing tool, not a kiln bug.
+set -euo pipefail
+
+if [ $# -ne 2 ]; then
+  echo "usage: $0 SOURCE_DIR BINARY_DIR" >&2
+  exit 2
+fi
+SOURCE_DIR="$(cd "$1" && pwd)"
+BINARY_DIR="$(cd "$2" && pwd)"
+VENV="$BINARY_DIR/wheel-venv"
+DIST="$BINARY_DIR/wheel-dist"
+
+skip() {
+  echo "SKIPPED: the Python wheel test: $*" >&2
+  exit 77
+}
+
+rm -rf "$VENV" "$DIST"
+python3 -m venv "$VENV" >/dev/null 2>&1 || skip "python3 -m venv failed (is python3-venv installed?)"
+# The packages the tests use, pinned in tests/requirements.txt.
+TEST_PACKAGES=$(grep -E '^(pytest|mypy)==' "$SOURCE_DIR/tests/requirements.txt")
+# shellcheck disable=SC2086
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check $TEST_PACKAGES || skip "pip could not install $TEST_PACKAGES (offline?)"
+
+"$VENV/bin/python" -m pip wheel -q --disable-pip-version-check "$SOURCE_DIR" -w "$DIST"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check "$DIST"/kiln-*.whl
+
+# From outside both trees, `import kiln` must find the installed package.
+cd "$(mktemp -d)"
+INSTALLED=$("$VENV/bin/python" -c "import kiln; print(kiln.__file__)")
+case "$INSTALLED" in
+  "$VENV"/*) ;;
+  *) echo "import kiln found $INSTALLED, not the installed wheel" >&2; exit 1 ;;
+esac
+
+export PYTHONDONTWRITEBYTECODE=1
+export KILN_BINARY="$BINARY_DIR/kiln"
+export KILN_SOURCE_DIR="$SOURCE_DIR"
+exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$SOURCE_DIR/python/tests"
