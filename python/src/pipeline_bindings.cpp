@@ -3,9 +3,11 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <mutex>
+#include <thread>
 
 #include "bindings.hpp"
 #include "kiln/continuous_batching_pipeline.hpp"
@@ -18,6 +20,12 @@ namespace kiln::python {
 namespace {
 
 constexpr std::chrono::milliseconds kInterruptPoll{100};
+
+// Raises the pending KeyboardInterrupt (or whatever a signal handler raised), if any. Needs the
+// GIL; does nothing off the main thread, where Python never handles signals.
+void raise_if_interrupted() {
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+}
 
 // A property value as kiln's device properties take it: text, with True/False as OpenVINO
 // spells them.
@@ -60,12 +68,11 @@ GenerationConfig call_config(std::optional<GenerationConfig> given, const Genera
   return with_fields(given.value_or(fallback), kwargs);
 }
 
-bool streams_one_sequence(const GenerationConfig& c) { return c.num_beams <= 1 && c.num_return_sequences <= 1; }
-
-// Runs `call` on a thread of its own while this one waits with the GIL released, checking for
-// Ctrl-C every 100 ms: for generations no streamer can watch (several prompts or sequences). On
-// a signal, `cancel` ends the generation (again at each poll, in case it had not yet begun) and
-// the signal's exception is raised once `call` has returned.
+// Runs a generation (`call`) on a thread of its own while this one waits with the GIL released,
+// checking for Ctrl-C every 100 ms, so that a signal stops any generation at once, prefill
+// included. On a signal, `cancel` ends the generation (again at each poll, in case it had not yet
+// begun) and the signal's exception is raised once `call` has returned. A streamer runs on the
+// generation's thread, taking the GIL for each piece; what it raises comes out of `call`.
 template <typename Call, typename Cancel>
 auto run_interruptibly(Call call, Cancel cancel) {
   auto done = std::async(std::launch::async, std::move(call));
@@ -79,44 +86,54 @@ auto run_interruptibly(Call call, Cancel cancel) {
     } catch (const py::error_already_set&) {
       py::gil_scoped_release release;
       while (done.wait_for(kInterruptPoll) != std::future_status::ready) cancel();
-      done.wait();
       throw;
     }
   }
+  py::gil_scoped_release release;  // a result that holds Python objects is released by its own deleter
   return done.get();
 }
 
-// LLMPipeline is one caller's; Python threads that share one take turns.
+// LLMPipeline is one caller's; Python threads that share one take turns. The mutex is only ever
+// waited for with the GIL released: its holder may be running a streamer that needs the GIL.
 struct PyLLMPipeline {
   LLMPipeline pipe;
   std::mutex mutex;
 };
 
+template <typename F>
+auto locked(PyLLMPipeline& self, F f) {
+  py::gil_scoped_release release;
+  std::lock_guard lock(self.mutex);
+  return f();
+}
+
 py::object llm_generate(PyLLMPipeline& self, const py::object& inputs, std::optional<GenerationConfig> given,
                         const py::object& streamer, const py::kwargs& kwargs) {
-  const GenerationConfig config = call_config(std::move(given), self.pipe.get_generation_config(), kwargs);
-  const auto run = [&](const auto& prompts, std::size_t count) {
-    const bool watched = count == 1 && streams_one_sequence(config);
-    const StreamerVariant s = to_streamer(streamer, watched);
-    const auto generate = [&] {
-      std::lock_guard lock(self.mutex);
-      return self.pipe.generate(prompts, config, s);
-    };
-    if (!watched && streamer.is_none()) return run_interruptibly(generate, [&] { self.pipe.cancel(); });
-    py::gil_scoped_release release;
-    return generate();
+  const GenerationConfig fallback = locked(self, [&] { return self.pipe.get_generation_config(); });
+  const GenerationConfig config = call_config(std::move(given), fallback, kwargs);
+  const StreamerVariant s = to_streamer(streamer);
+  std::atomic<bool> started{false};
+  const auto run = [&](const auto& prompts) {
+    return run_interruptibly(
+        [&] {
+          std::lock_guard lock(self.mutex);
+          started = true;
+          return self.pipe.generate(prompts, config, s);
+        },
+        // Only once this call holds the pipeline: before, a cancel would end another thread's call.
+        [&] {
+          if (started) self.pipe.cancel();
+        });
   };
-  if (py::isinstance<py::str>(inputs)) return py::cast(run(inputs.cast<std::string>(), 1));
-  if (py::isinstance<ChatHistory>(inputs)) return py::cast(run(inputs.cast<ChatHistory>(), 1));
+  if (py::isinstance<py::str>(inputs)) return py::cast(run(inputs.cast<std::string>()));
+  if (py::isinstance<ChatHistory>(inputs)) return py::cast(run(inputs.cast<ChatHistory>()));
   if (py::isinstance<TokenizedInputs>(inputs)) {
-    const auto prompts = prompts_of(inputs.cast<const TokenizedInputs&>());
-    DecodedResults r = run(prompts, prompts.size());
+    DecodedResults r = run(prompts_of(inputs.cast<const TokenizedInputs&>()));
     return py::cast(EncodedResults{std::move(r.tokens), std::move(r.scores), std::move(r.finish_reasons),
                                    std::move(r.perf_metrics)});
   }
   if (py::isinstance<py::list>(inputs) || py::isinstance<py::tuple>(inputs)) {
-    const auto prompts = inputs.cast<std::vector<std::string>>();
-    return py::cast(run(prompts, prompts.size()));
+    return py::cast(run(inputs.cast<std::vector<std::string>>()));
   }
   throw py::type_error("generate: inputs are a str, a list of str, a ChatHistory or TokenizedInputs");
 }
@@ -151,19 +168,26 @@ void bind_llm_pipeline(py::module_& m) {
            py::arg("streamer") = py::none(), generate_doc)
       .def("__call__", &llm_generate, py::arg("inputs"), py::arg("generation_config") = py::none(),
            py::arg("streamer") = py::none(), generate_doc)
-      .def("get_generation_config", [](PyLLMPipeline& self) { return self.pipe.get_generation_config(); })
+      .def("get_generation_config",
+           [](PyLLMPipeline& self) { return locked(self, [&] { return self.pipe.get_generation_config(); }); })
       .def(
           "set_generation_config",
-          [](PyLLMPipeline& self, const GenerationConfig& c) { self.pipe.set_generation_config(c); }, py::arg("config"))
-      .def("get_tokenizer", [](PyLLMPipeline& self) { return self.pipe.get_tokenizer(); })
+          [](PyLLMPipeline& self, const GenerationConfig& c) {
+            locked(self, [&] { self.pipe.set_generation_config(c); });
+          },
+          py::arg("config"))
+      .def("get_tokenizer", [](PyLLMPipeline& self) { return locked(self, [&] { return self.pipe.get_tokenizer(); }); })
       .def(
-          "start_chat", [](PyLLMPipeline& self, const std::string& system) { self.pipe.start_chat(system); },
+          "start_chat",
+          [](PyLLMPipeline& self, const std::string& system) { locked(self, [&] { self.pipe.start_chat(system); }); },
           py::arg("system_message") = "")
-      .def("finish_chat", [](PyLLMPipeline& self) { self.pipe.finish_chat(); })
-      .def("in_chat", [](PyLLMPipeline& self) { return self.pipe.in_chat(); })
-      .def("get_chat_history", [](PyLLMPipeline& self) { return self.pipe.get_chat_history(); })
-      .def("get_perf_metrics", [](PyLLMPipeline& self) { return self.pipe.get_perf_metrics(); })
-      .def("reset_perf_metrics", [](PyLLMPipeline& self) { self.pipe.reset_perf_metrics(); });
+      .def("finish_chat", [](PyLLMPipeline& self) { locked(self, [&] { self.pipe.finish_chat(); }); })
+      .def("in_chat", [](PyLLMPipeline& self) { return locked(self, [&] { return self.pipe.in_chat(); }); })
+      .def("get_chat_history",
+           [](PyLLMPipeline& self) { return locked(self, [&] { return ChatHistory(self.pipe.get_chat_history()); }); })
+      .def("get_perf_metrics",
+           [](PyLLMPipeline& self) { return locked(self, [&] { return PerfMetrics(self.pipe.get_perf_metrics()); }); })
+      .def("reset_perf_metrics", [](PyLLMPipeline& self) { locked(self, [&] { self.pipe.reset_perf_metrics(); }); });
 }
 
 // read() that waits with the GIL released and lets Ctrl-C through.
@@ -241,20 +265,17 @@ std::vector<GenerationResult> cb_generate(ContinuousBatchingPipeline& pipe, cons
   } else {
     all = configs.cast<std::vector<GenerationConfig>>();
   }
-  const bool watch = prompts.size() == 1 && !all.empty() && streams_one_sequence(all.front());
-  const StreamerVariant s = to_streamer(streamer, watch);
+  const StreamerVariant s = to_streamer(streamer);
   const auto run = [&](const auto& inputs) {
     std::promise<std::thread::id> worker;
     auto worker_id = worker.get_future().share();
-    const auto generate = [&] {
-      worker.set_value(std::this_thread::get_id());
-      return pipe.generate(inputs, all, s);
-    };
-    // Other Python threads' calls on this pipeline go on: only this call's thread is cancelled.
-    const auto cancel = [&] { pipe.cancel_generate(worker_id.get()); };
-    if (!watch && streamer.is_none()) return run_interruptibly(generate, cancel);
-    py::gil_scoped_release release;
-    return generate();
+    return run_interruptibly(
+        [&] {
+          worker.set_value(std::this_thread::get_id());
+          return pipe.generate(inputs, all, s);
+        },
+        // Other Python threads' calls on this pipeline go on: only this call's thread is cancelled.
+        [&] { pipe.cancel_generate(worker_id.get()); });
   };
   if (prompts.empty() || py::isinstance<py::str>(prompts[0])) return run(prompts.cast<std::vector<std::string>>());
   if (py::isinstance<ChatHistory>(prompts[0])) return run(prompts.cast<std::vector<ChatHistory>>());

@@ -7,10 +7,6 @@
 
 namespace kiln::python {
 
-void raise_if_interrupted() {
-  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-}
-
 namespace {
 
 // A Python object that kiln's threads may copy and drop without holding the GIL: the last copy
@@ -42,21 +38,19 @@ StreamingStatus to_status(const py::object& result) {
                        std::string(py::str(py::type::of(result).attr("__name__"))));
 }
 
-// Token ids to a StreamerBase subclass (or, with none, only watching for signals).
+// Token ids to a StreamerBase subclass.
 class TokenStreamer final : public StreamerBase {
  public:
   explicit TokenStreamer(PyRef streamer) : streamer_(std::move(streamer)) {}
 
   StreamingStatus write(std::int32_t token) override {
     py::gil_scoped_acquire gil;
-    raise_if_interrupted();
-    if (streamer_.get().is_none()) return StreamingStatus::RUNNING;
     return to_status(streamer_.get().attr("write")(token));
   }
 
   void end() override {
     py::gil_scoped_acquire gil;
-    if (!streamer_.get().is_none()) streamer_.get().attr("end")();
+    streamer_.get().attr("end")();
   }
 
  private:
@@ -65,11 +59,8 @@ class TokenStreamer final : public StreamerBase {
 
 }  // namespace
 
-StreamerVariant to_streamer(const py::object& streamer, bool watch_interrupts) {
-  if (streamer.is_none()) {
-    if (!watch_interrupts) return std::monostate{};
-    return std::shared_ptr<StreamerBase>(std::make_shared<TokenStreamer>(PyRef(py::none())));
-  }
+StreamerVariant to_streamer(const py::object& streamer) {
+  if (streamer.is_none()) return std::monostate{};
   if (py::isinstance<PythonStreamerBase>(streamer)) {
     return std::shared_ptr<StreamerBase>(std::make_shared<TokenStreamer>(PyRef(streamer)));
   }
@@ -78,7 +69,6 @@ StreamerVariant to_streamer(const py::object& streamer, bool watch_interrupts) {
   }
   return TextStreamerCallback([callback = PyRef(streamer)](const std::string& piece) {
     py::gil_scoped_acquire gil;
-    raise_if_interrupted();
     return to_status(callback.get()(utf8_text(piece)));
   });
 }

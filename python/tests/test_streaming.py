@@ -142,13 +142,14 @@ CB = f'cb = kiln.ContinuousBatchingPipeline({str(MODEL_DIR)!r}, kiln.SchedulerCo
     [
         ("", 'pipe.generate("Q:", config)'),
         ("", 'pipe.generate("Q:", config, lambda piece: None)'),
+        ("", 'pipe.generate("word " * 450, config)'),  # in the prefill
         ("", 'pipe.generate(["Q:", "A:"], config)'),
         ("config.num_beams = 2", 'pipe.generate("Q:", config)'),
         (CB, 'cb.generate(["Q:", "A:"], config)'),
         (CB, 'cb.add_request(1, "Q:", config).read_all()'),
         (CB, "handle = cb.add_request(1, 'Q:', config)\n    while handle.read(): pass"),
     ],
-    ids=["no streamer", "callable", "batch", "beams", "batch on cb", "handle read_all", "handle read"],
+    ids=["no streamer", "callable", "prefill", "batch", "beams", "batch on cb", "handle read_all", "handle read"],
 )
 def test_ctrl_c_stops_generation_with_keyboard_interrupt(prepare, call):
     done = run_python(INTERRUPT_SCRIPT.format(prepare=prepare, call=call), timeout=60)
