@@ -4,6 +4,7 @@
 #include <pybind11/stl/filesystem.h>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "bindings.hpp"
@@ -26,7 +27,13 @@ std::vector<std::vector<std::int32_t>> prompts_of(const TokenizedInputs& inputs)
   for (std::size_t r = 0; r < ids.rows; ++r) {
     for (std::size_t c = 0; c < ids.columns; ++c) {
       const std::size_t i = r * ids.columns + c;
-      if (!masked || mask.values[i] != 0) out[r].push_back(static_cast<std::int32_t>(ids.values[i]));
+      if (masked && mask.values[i] == 0) continue;
+      const std::int64_t id = ids.values[i];
+      if (id < 0 || id > std::numeric_limits<std::int32_t>::max()) {
+        throw py::value_error("TokenizedInputs: input_ids[" + std::to_string(r) + "][" + std::to_string(c) + "] is " +
+                              std::to_string(id) + ", not a token id");
+      }
+      out[r].push_back(static_cast<std::int32_t>(id));
     }
   }
   return out;

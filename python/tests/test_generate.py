@@ -102,6 +102,10 @@ def test_bad_input_raises_kilns_message_as_runtime_error(pipe):
         kiln.LLMPipeline(MODEL_DIR, "CPU", NOT_A_PROPERTY="1")
     with pytest.raises(TypeError):
         pipe.generate(42)
+    with pytest.raises(ValueError, match=r"input_ids\[0\]\[1\] is 4294967296"):
+        pipe.generate(kiln.TokenizedInputs([[1, 2**32]], [[1, 1]]))
+    with pytest.raises(RuntimeError, match="99999"):
+        pipe.generate(kiln.TokenizedInputs([[1, 99999]], [[1, 1]]), greedy(4))
     # The pipeline still works after every refusal.
     assert pipe.generate(PROMPT, greedy(8)).texts == [cli_text(PROMPT, "-n", "8")]
 
