@@ -58,9 +58,11 @@ def child_env() -> dict:
 class KilnServer:
     """One `kiln serve` process; its stdout and stderr are drained by threads into `log`."""
 
-    def __init__(self, binary: str, extra_args: list[str], model_name: str = MODEL_NAME):
-        self.args = [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--api-key", API_KEY,
-                     "--served-model-name", model_name, *extra_args]
+    def __init__(self, binary: str, extra_args: list[str], model_name: str = MODEL_NAME, own_args: bool = False):
+        # own_args: extra_args are the whole of `kiln serve`'s arguments (they must say --port 0).
+        self.args = [binary, "serve", *extra_args] if own_args else [
+            binary, "serve", "--host", "127.0.0.1", "--port", "0", "--api-key", API_KEY,
+            "--served-model-name", model_name, *extra_args]
         self._lines: list[str] = []
         self._lock = threading.Lock()
         self._port_found = threading.Event()
