@@ -73,7 +73,9 @@ def test_token_ids_give_encoded_results(pipe, tokenizer):
     assert isinstance(encoded, kiln.EncodedResults)
     decoded = pipe.generate([PROMPT, short], greedy(10))
     assert encoded.tokens == decoded.tokens
-    assert encoded.scores == pytest.approx(decoded.scores)
+    # The second call finds the first one's prompts in the prefix cache, whose keys and values were
+    # computed in other step shapes: the same tokens, log-probabilities equal to float rounding.
+    assert encoded.scores == pytest.approx(decoded.scores, rel=1e-4)
 
 
 def test_perf_metrics_add_up_over_calls(pipe):
