@@ -22,8 +22,7 @@ def test_a_callable_sees_the_whole_text_in_pieces(pipe):
             return returned
 
         result = pipe.generate(PROMPT, greedy(30), streamer)
-        assert len(pieces) > 1
-        assert "".join(pieces) == result.texts[0]
+        assert pieces and "".join(pieces) == result.texts[0]
 
 
 def test_true_or_stop_ends_the_answer_where_the_streamer_stopped(pipe):
@@ -36,10 +35,24 @@ def test_true_or_stop_ends_the_answer_where_the_streamer_stopped(pipe):
             return stop if len(pieces) == 3 else None
 
         result = pipe.generate(PROMPT, greedy(30), streamer)
-        assert result.texts[0] == "".join(pieces)
-        assert full.startswith(result.texts[0]) and len(result.texts[0]) < len(full)
+        # Text pieces coalesce when the engine runs ahead of the streamer, so the third piece may
+        # be the last: the answer is what the streamer saw, whatever that was.
+        assert result.texts[0] == "".join(pieces) and full.startswith(result.texts[0])
         reason = kiln.GenerationFinishReason.CANCEL if stop == kiln.StreamingStatus.CANCEL else kiln.GenerationFinishReason.STOP
         assert result.finish_reasons == [reason]
+
+    # A token streamer sees every token on its own: stopping at the third keeps exactly three.
+    class StopAtThird(kiln.StreamerBase):
+        def __init__(self):
+            super().__init__()
+            self.seen = 0
+
+        def write(self, token):
+            self.seen += 1
+            return kiln.StreamingStatus.STOP if self.seen == 3 else kiln.StreamingStatus.RUNNING
+
+    result = pipe.generate(PROMPT, greedy(30), StopAtThird())
+    assert result.tokens[0] == pipe.generate(PROMPT, greedy(30)).tokens[0][:3]
 
 
 def test_a_streamer_base_subclass_gets_every_token_and_one_end(pipe):
