@@ -89,8 +89,7 @@ auto run_interruptibly(Call call, Cancel cancel) {
       throw;
     }
   }
-  py::gil_scoped_release release;  // a result that holds Python objects is released by its own deleter
-  return done.get();
+  return done.get();  // ready: does not wait
 }
 
 // LLMPipeline is one caller's; Python threads that share one take turns. The mutex is only ever
