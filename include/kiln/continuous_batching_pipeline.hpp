@@ -8,6 +8,7 @@
 // called from any thread. See docs/ARCHITECTURE.md ("Serving many users").
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "kiln/chat_history.hpp"
 #include "kiln/generation_config.hpp"
 #include "kiln/generation_handle.hpp"
+#include "kiln/kv_cache_events.hpp"
 #include "kiln/llm_pipeline.hpp"
 #include "kiln/scheduler_config.hpp"
 #include "kiln/streamer.hpp"
@@ -118,6 +120,12 @@ class KILN_API ContinuousBatchingPipeline {
   // limit, and PipelineProperties::context_tokens.
   std::int64_t get_max_context_tokens() const;
   PipelineMetrics get_metrics() const;
+
+  // With PipelineProperties::kv_cache_events: what the prefix cache stored and forgot since the
+  // last call, one batch per engine step that changed it, oldest first (the first starts with
+  // "all blocks cleared"). Waits up to `timeout` for a batch; empty when none came. One reader
+  // (a publisher thread) takes them all. Without kv_cache_events it waits and returns nothing.
+  std::vector<KvCacheEventBatch> wait_kv_cache_events(std::chrono::milliseconds timeout);
 
  private:
   class Impl;

@@ -49,6 +49,9 @@ struct PipelineProperties {
   // Speculative decoding falls back to plain steps when it does not pay (see
   // SpeculationController); false always proposes num_assistant_tokens.
   bool adaptive_speculation = true;
+  // Record the prefix cache's KV cache events (kiln/kv_cache_events.hpp) for
+  // ContinuousBatchingPipeline::wait_kv_cache_events(); needs scheduler.enable_prefix_caching.
+  bool kv_cache_events = false;
   // Device properties by name, as OpenVINO takes them ("KV_CACHE_PRECISION" -> "u8",
   // "CACHE_DIR" -> "/tmp/kiln-cache", ...); an unknown name or bad value is an error listing
   // what is accepted. The draft model is compiled with the same ones.

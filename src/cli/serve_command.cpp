@@ -10,6 +10,7 @@
 #include "server/serve.hpp"
 #include "server/serve_config.hpp"
 #include "util/error.hpp"
+#include "util/json.hpp"
 
 namespace kiln::cli {
 namespace {
@@ -33,6 +34,7 @@ struct ServeFlags {
   std::string tool_call_parser;
   SchedulerConfig scheduler;
   bool no_prefix_caching = false;
+  std::string kv_events_config;
 };
 
 std::string read_key_file(const std::string& path) {
@@ -66,6 +68,11 @@ void run(const ServeFlags& f) {
     m.scheduler = f.scheduler;
     m.scheduler.enable_prefix_caching = !f.no_prefix_caching;
     m.parsers = parsers;
+    if (!f.kv_events_config.empty()) {
+      const std::string origin = "serve: --kv-events-config";
+      m.kv_events = server::read_kv_events_config(parse_json_text(f.kv_events_config, origin), origin);
+      m.properties.kv_cache_events = m.kv_events.enabled;
+    }
     o.models.push_back(std::move(m));
   }
   o.http.host = f.host;
@@ -150,6 +157,11 @@ void register_serve_command(CLI::App& app) {
   cmd->add_option("--num-kv-blocks", f->scheduler.num_kv_blocks, "KV cache size in blocks (overrides --cache-size)")
       ->check(at_least(0));
   cmd->add_flag("--no-prefix-caching", f->no_prefix_caching, "Turn the prefix cache off");
+  cmd->add_option("--kv-events-config", f->kv_events_config,
+                  "Publish the prefix cache's KV events over ZeroMQ for KV-aware routers: vLLM's JSON, e.g. "
+                  "'{\"enable_kv_cache_events\": true, \"endpoint\": \"tcp://*:5557\"}' (see docs/DEPLOY.md; "
+                  "with --config, set per model)")
+      ->excludes("--config");
   cmd->callback([f] { run(*f); });
 }
 

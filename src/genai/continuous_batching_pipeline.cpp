@@ -345,4 +345,8 @@ PipelineMetrics ContinuousBatchingPipeline::get_metrics() const {
           .inference_duration_ms = m.step_ms};
 }
 
+std::vector<KvCacheEventBatch> ContinuousBatchingPipeline::wait_kv_cache_events(std::chrono::milliseconds timeout) {
+  return impl_->loop_->wait_kv_cache_events(timeout);
+}
+
 }  // namespace kiln

@@ -23,7 +23,7 @@ std::int64_t candidates_per_step(const GenerationConfig& c) {
 
 // Keys and values differ between models and KV precisions for the same tokens: the salt keeps
 // their cached blocks apart (a pool belongs to one model, but the hashes also leave the engine
-// in metrics and, later, in KV events).
+// in KV events, where two replicas of one model must name a prefix alike).
 std::uint64_t prefix_cache_salt(const models::LanguageModel& model) {
   const models::KvCacheLayout& kv = model.kv_cache_layout();
   const ir::ModelConfig& c = model.config();
@@ -49,6 +49,10 @@ Engine::Engine(models::LanguageModel& model, EngineOptions options)
       prefix_caching_(options.scheduler.enable_prefix_caching),
       prefix_salt_(prefix_cache_salt(model)) {
   if (options.max_context_tokens > 0) max_context_tokens_ = std::min(max_context_tokens_, options.max_context_tokens);
+  if (options.kv_cache_events) {
+    if (!prefix_caching_) fail("KV cache events report the prefix cache: turn on enable_prefix_caching to have them");
+    pool_.record_events(prefix_salt_);
+  }
   if (options.draft_model != nullptr) {
     drafter_ = std::make_unique<DraftProposer>(*options.draft_model, model.config().vocab_size);
     draft_prefix_caching_ =

@@ -37,6 +37,8 @@ struct EngineOptions {
   bool adaptive_speculation = true;
   // Longest sequence (prompt + answer); 0: as long as the model and the KV cache allow.
   std::int64_t max_context_tokens = 0;
+  // Record the prefix cache's KV cache events (take_kv_cache_events()); needs prefix caching.
+  bool kv_cache_events = false;
 };
 
 struct RequestOptions {
@@ -72,6 +74,10 @@ class Engine {
   // fixed, so any thread may call it while another steps the engine.
   void validate_request(const std::vector<std::int32_t>& prompt, const GenerationConfig& config,
                         const RequestOptions& options) const;
+
+  // What the prefix cache stored and forgot since the last call (EngineOptions::kv_cache_events),
+  // oldest first; the first call's events start with "all blocks cleared".
+  std::vector<KvCacheEvent> take_kv_cache_events() { return pool_.take_events(); }
 
   // Prompt tokens whose keys and values the prefix cache holds now (0 with it off).
   std::int64_t cached_prefix_tokens(std::span<const std::int32_t> prompt) const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <iterator>
 
 #include "util/clock.hpp"
 #include "util/error.hpp"
@@ -41,6 +42,7 @@ PerfMetrics counted_metrics(const RequestState& r, bool has_draft_model) {
 
 EngineLoop::EngineLoop(models::LanguageModel& model, EngineOptions options) : engine_(model, std::move(options)) {
   metrics_.num_kv_blocks = engine_.num_kv_blocks();
+  collect_kv_cache_events();  // "all blocks cleared": the cache starts empty
   thread_ = std::thread([this] { run(); });
 }
 
@@ -52,6 +54,7 @@ void EngineLoop::shut_down() {
     stopping_ = true;
   }
   wake_.notify_all();
+  kv_events_ready_.notify_all();
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
@@ -117,6 +120,7 @@ void EngineLoop::run() {
     }
     publish();
     update_metrics(step_ms);
+    collect_kv_cache_events();
     // Ended only now, so whoever sees a request end also sees the metrics without it.
     for (Ended& e : ended_) e.channel->end(e.status, std::move(e.error), std::move(e.metrics));
     ended_.clear();
@@ -257,6 +261,33 @@ void EngineLoop::fail_all(const std::string& why) {
     ended_.push_back({id, std::move(t.channel), GenerationStatus::FAILED, why, {}});
   }
   tracked_.clear();
+}
+
+void EngineLoop::collect_kv_cache_events() {
+  constexpr std::size_t kMaxBatches = 100'000;
+  std::vector<KvCacheEvent> events = engine_.take_kv_cache_events();
+  if (events.empty()) return;
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  {
+    std::lock_guard lock(mutex_);
+    if (kv_events_.size() == kMaxBatches) {
+      kv_events_.pop_front();
+      if (!kv_events_overflowed_) spdlog::warn("KV cache events: nobody reads them; the oldest are dropped");
+      kv_events_overflowed_ = true;
+    }
+    kv_events_.push_back({now, std::move(events)});
+  }
+  kv_events_ready_.notify_all();
+}
+
+std::vector<KvCacheEventBatch> EngineLoop::wait_kv_cache_events(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  kv_events_ready_.wait_for(lock, timeout, [&] { return stopping_ || !kv_events_.empty(); });
+  std::vector<KvCacheEventBatch> batches(std::make_move_iterator(kv_events_.begin()),
+                                         std::make_move_iterator(kv_events_.end()));
+  kv_events_.clear();
+  kv_events_overflowed_ = false;
+  return batches;
 }
 
 void EngineLoop::update_metrics(double step_ms) {

@@ -6,6 +6,7 @@
 // their callers' threads.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -21,6 +22,7 @@
 #include "genai/engine.hpp"
 #include "genai/generation_channel.hpp"
 #include "kiln/generation_handle.hpp"
+#include "kiln/kv_cache_events.hpp"
 
 namespace kiln::genai {
 
@@ -67,6 +69,9 @@ class EngineLoop : public RequestControl, public std::enable_shared_from_this<En
 
   // Waits until the engine thread has finished one more step (returns at once when idle).
   void wait_for_step();
+  // The KV cache events of the steps since the last call (EngineOptions::kv_cache_events), one
+  // batch per step that had any; waits up to `timeout` for one (at once when shut down).
+  std::vector<KvCacheEventBatch> wait_kv_cache_events(std::chrono::milliseconds timeout);
   bool has_non_finished_requests() const;
   LoopMetrics metrics() const;
   const Engine& engine() const { return engine_; }  // only for what construction fixed
@@ -102,6 +107,8 @@ class EngineLoop : public RequestControl, public std::enable_shared_from_this<En
   void fail_all(const std::string& why);
   void end_tracked(std::uint64_t request_id, GenerationStatus status, const std::string& error);
   void update_metrics(double step_ms);
+  // Queues the events the engine recorded, as one batch.
+  void collect_kv_cache_events();
 
   Engine engine_;
   std::map<std::uint64_t, Tracked> tracked_;  // engine thread only
@@ -117,12 +124,16 @@ class EngineLoop : public RequestControl, public std::enable_shared_from_this<En
   mutable std::mutex mutex_;         // guards everything below
   std::condition_variable wake_;     // commands arrived, or shut down
   std::condition_variable stepped_;  // a step ended (steps_ grew)
+  std::condition_variable kv_events_ready_;
   std::deque<Command> commands_;
   std::set<std::uint64_t> live_ids_;  // added and not yet ended: duplicate ids are refused
   bool busy_ = false;                 // the engine had unfinished requests after the last step
   bool stopping_ = false;
   std::int64_t steps_ = 0;
   LoopMetrics metrics_;
+  // Bounded: a reader that stops reading loses the oldest batches, never the engine's memory.
+  std::deque<KvCacheEventBatch> kv_events_;
+  bool kv_events_overflowed_ = false;  // since the last read (warned once)
   std::thread thread_;
 };
 

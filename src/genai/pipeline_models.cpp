@@ -44,7 +44,8 @@ EngineOptions PipelineModels::engine_options(const PipelineProperties& propertie
           .tokenizer = &main.tokenizer,
           .draft_model = draft ? draft->model.get() : nullptr,
           .adaptive_speculation = properties.adaptive_speculation,
-          .max_context_tokens = properties.context_tokens};
+          .max_context_tokens = properties.context_tokens,
+          .kv_cache_events = properties.kv_cache_events};
 }
 
 GenerationConfig PipelineModels::resolve(const std::optional<GenerationConfig>& given,

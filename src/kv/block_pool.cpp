@@ -56,6 +56,7 @@ void BlockPool::cache(std::int32_t block, std::uint64_t hash, std::uint64_t pare
   cached_[b].parent = parent;
   cached_[b].tokens.assign(tokens.begin(), tokens.end());
   by_hash_.emplace(hash, block);
+  if (recording_) record_stored(hash, parent, tokens);
 }
 
 std::optional<std::int32_t> BlockPool::cached_block(std::uint64_t hash, std::uint64_t parent,
@@ -83,7 +84,34 @@ std::optional<std::int32_t> BlockPool::find_cached(std::uint64_t hash, std::uint
 void BlockPool::forget(std::int32_t block) {
   CachedContent& c = cached_[static_cast<std::size_t>(block)];
   by_hash_.erase(c.hash);
+  if (recording_) record_removed(c.hash);
   c = CachedContent{};
+}
+
+void BlockPool::record_events(std::uint64_t root_parent) {
+  if (!by_hash_.empty()) fail("KV cache events must be recorded from the start: {} blocks are cached", by_hash_.size());
+  recording_ = true;
+  root_parent_ = root_parent;
+  events_.emplace_back(KvAllBlocksCleared{});
+}
+
+void BlockPool::record_stored(std::uint64_t hash, std::uint64_t parent, std::span<const std::int32_t> tokens) {
+  const auto block_size = static_cast<std::int32_t>(tokens.size());
+  auto* last = events_.empty() ? nullptr : std::get_if<KvBlocksStored>(&events_.back());
+  if (last == nullptr || last->block_hashes.back() != parent || last->block_size != block_size) {
+    KvBlocksStored started;
+    started.block_size = block_size;
+    if (parent != root_parent_) started.parent_block_hash = parent;
+    last = &std::get<KvBlocksStored>(events_.emplace_back(std::move(started)));
+  }
+  last->block_hashes.push_back(hash);  // a new event's first block, or the next block of its chain
+  last->token_ids.insert(last->token_ids.end(), tokens.begin(), tokens.end());
+}
+
+void BlockPool::record_removed(std::uint64_t hash) {
+  auto* last = events_.empty() ? nullptr : std::get_if<KvBlocksRemoved>(&events_.back());
+  if (last == nullptr) last = &std::get<KvBlocksRemoved>(events_.emplace_back(KvBlocksRemoved{}));
+  last->block_hashes.push_back(hash);
 }
 
 }  // namespace kiln::kv

@@ -3,7 +3,8 @@
 // user lets go. Prefix caching: a full block can be marked with its content (BlockHash chain);
 // when its last user lets go it stays findable in an LRU of idle cached blocks, and is recycled
 // (its content forgotten) only when the free list is empty, oldest first. Bookkeeping only: the
-// K/V storage lives in the backend.
+// K/V storage lives in the backend. With events recorded, what enters and leaves the cache is
+// kept as KV cache events (kiln/kv_cache_events.hpp) until the owner takes them.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,10 @@
 #include <optional>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
+
+#include "kiln/kv_cache_events.hpp"
 
 namespace kiln::kv {
 
@@ -48,6 +52,14 @@ class BlockPool {
     return cached_block(hash, parent, tokens).has_value();
   }
 
+  // From now on, records what cache() adds and recycling forgets, starting with "all blocks
+  // cleared" (the pool must hold no cached block yet). A block whose parent is `root_parent` (the
+  // hash chain's salt) is reported without a parent. Consecutive blocks of one chain become one
+  // event, as do consecutive removals.
+  void record_events(std::uint64_t root_parent);
+  // The events recorded since the last call, oldest first.
+  std::vector<KvCacheEvent> take_events() { return std::exchange(events_, {}); }
+
  private:
   struct CachedContent {
     bool valid = false;
@@ -57,6 +69,8 @@ class BlockPool {
     std::list<std::int32_t>::iterator idle_position;  // valid while the block is idle
   };
   void forget(std::int32_t block);
+  void record_stored(std::uint64_t hash, std::uint64_t parent, std::span<const std::int32_t> tokens);
+  void record_removed(std::uint64_t hash);
   std::optional<std::int32_t> cached_block(std::uint64_t hash, std::uint64_t parent,
                                            std::span<const std::int32_t> tokens) const;
 
@@ -65,6 +79,9 @@ class BlockPool {
   std::vector<CachedContent> cached_;     // [num_blocks]
   std::unordered_map<std::uint64_t, std::int32_t> by_hash_;
   std::list<std::int32_t> idle_;  // cached blocks no one uses, least recently used first
+  bool recording_ = false;
+  std::uint64_t root_parent_ = 0;
+  std::vector<KvCacheEvent> events_;
 };
 
 }  // namespace kiln::kv

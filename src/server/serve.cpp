@@ -3,11 +3,20 @@
 #include <atomic>
 #include <exception>
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "kiln/continuous_batching_pipeline.hpp"
+#include "server/kv_event_publisher.hpp"
 
 namespace kiln::server {
+namespace {
+
+// Where a device keeps the KV cache, as KV events name it: the host's memory, or the GPU's.
+std::string kv_medium(const std::string& device) { return device.starts_with("GPU") ? "GPU" : "CPU"; }
+
+}  // namespace
 
 void serve(const ServeOptions& options) {
   RouteOptions route_options = options.routes;
@@ -20,13 +29,17 @@ void serve(const ServeOptions& options) {
   if (options.on_listening) options.on_listening(port);
 
   std::exception_ptr load_error;
-  std::atomic<bool> stopped{false};  // a drain ended: the models not loaded yet are not needed
+  std::atomic<bool> stopped{false};                           // a drain ended: the models not loaded yet are not needed
+  std::vector<std::unique_ptr<KvEventPublisher>> publishers;  // the loader's until it is joined
   std::thread loader([&] {
     try {
       for (const ServedModelOptions& m : options.models) {
         if (stopped) break;
-        routes.set_pipeline(m.name,
-                            std::make_shared<ContinuousBatchingPipeline>(m.dir, m.scheduler, m.device, m.properties));
+        auto pipeline = std::make_shared<ContinuousBatchingPipeline>(m.dir, m.scheduler, m.device, m.properties);
+        if (m.kv_events.enabled) {
+          publishers.push_back(std::make_unique<KvEventPublisher>(pipeline, m.kv_events, kv_medium(m.device)));
+        }
+        routes.set_pipeline(m.name, std::move(pipeline));
         if (options.on_ready) options.on_ready(m.name);
       }
     } catch (...) {
@@ -39,6 +52,7 @@ void serve(const ServeOptions& options) {
   loader.join();  // waits for a load in progress (a pipeline cannot stop half-built)
   // The engines stop; requests still in flight end as cancelled.
   for (const ServedModelOptions& m : options.models) routes.set_pipeline(m.name, nullptr);
+  publishers.clear();  // each publishes its engine's last events; the last pipelines go with them
   if (load_error) std::rethrow_exception(load_error);
 }
 

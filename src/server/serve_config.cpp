@@ -20,7 +20,8 @@ const std::set<std::string> kFields = {"name",
                                        "enable_prefix_caching",
                                        "properties",
                                        "reasoning_parser",
-                                       "tool_call_parser"};
+                                       "tool_call_parser",
+                                       "kv_events_config"};
 
 ServedModelOptions read_model(const Json& entry, const std::string& where, const std::filesystem::path& base,
                               const AnswerParsers& default_parsers) {
@@ -54,6 +55,10 @@ ServedModelOptions read_model(const Json& entry, const std::string& where, const
       if (!value.is_string()) f.fail_field("properties", "value of " + name + " must be a string");
       m.properties.device_properties[name] = value.get<std::string>();
     }
+  }
+  if (const auto it = entry.find("kv_events_config"); it != entry.end() && !it->is_null()) {
+    m.kv_events = read_kv_events_config(*it, where + ": kv_events_config");
+    m.properties.kv_cache_events = m.kv_events.enabled;
   }
   const AnswerParsers own = answer_parsers(f.get_or<std::string>("reasoning_parser", ""),
                                            f.get_or<std::string>("tool_call_parser", ""), where);

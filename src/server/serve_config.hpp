@@ -5,7 +5,8 @@
 //                "context": 4096, "max_num_seqs": 64, "max_num_batched_tokens": 2048,
 //                "cache_size": 0, "num_kv_blocks": 0, "enable_prefix_caching": true,
 //                "properties": {"KV_CACHE_PRECISION": "u8"},
-//                "reasoning_parser": "qwen3", "tool_call_parser": "hermes"}, ...]}
+//                "reasoning_parser": "qwen3", "tool_call_parser": "hermes",
+//                "kv_events_config": {"enable_kv_cache_events": true, ...}}, ...]}
 // Only "name" and "model" are required; a relative path is relative to the file.
 #pragma once
 
@@ -16,6 +17,7 @@
 #include "kiln/llm_pipeline.hpp"
 #include "kiln/scheduler_config.hpp"
 #include "server/answer_parsers.hpp"
+#include "server/kv_events_config.hpp"
 
 namespace kiln::server {
 
@@ -26,6 +28,7 @@ struct ServedModelOptions {
   SchedulerConfig scheduler;
   PipelineProperties properties;
   AnswerParsers parsers;
+  KvEventsConfig kv_events;  // enabled: properties.kv_cache_events is set too
 };
 
 // `default_parsers` serve the models that name no parser of their own. Throws kiln::Error naming

@@ -70,5 +70,41 @@ TEST(ServeConfig, MistakesNameFileAndField) {
   EXPECT_KILN_ERROR(read_models_config(dir.path() / "missing.json"), "missing.json");
 }
 
+// vLLM's --kv-events-config object, with its defaults.
+TEST(ServeConfig, ReadsKvEventsConfig) {
+  testing::TempDir dir;
+  const auto models = read_models_config(write(dir, R"({"models": [
+    {"name": "a", "model": "m", "kv_events_config": {"enable_kv_cache_events": true, "publisher": "zmq",
+     "endpoint": "tcp://*:6000", "replay_endpoint": "tcp://*:6001", "topic": "kv", "buffer_steps": 5, "hwm": 7}},
+    {"name": "b", "model": "m", "kv_events_config": {"enable_kv_cache_events": true, "publisher": "null"}},
+    {"name": "c", "model": "m"}]})"));
+  const KvEventsConfig& a = models[0].kv_events;
+  EXPECT_TRUE(a.enabled);
+  EXPECT_TRUE(models[0].properties.kv_cache_events);
+  EXPECT_EQ(a.endpoint, "tcp://*:6000");
+  EXPECT_EQ(a.replay_endpoint, "tcp://*:6001");
+  EXPECT_EQ(a.topic, "kv");
+  EXPECT_EQ(a.buffer_steps, 5);
+  EXPECT_EQ(a.hwm, 7);
+  EXPECT_FALSE(models[1].kv_events.enabled) << "the null publisher publishes nothing";
+  EXPECT_FALSE(models[1].properties.kv_cache_events);
+  const KvEventsConfig& c = models[2].kv_events;
+  EXPECT_FALSE(c.enabled);
+  EXPECT_EQ(c.endpoint, "tcp://*:5557");
+  EXPECT_TRUE(c.replay_endpoint.empty());
+  EXPECT_EQ(c.buffer_steps, 10000);
+
+  const auto bad = [&](const std::string& config, const char* part) {
+    const std::string text = R"({"models": [{"name": "a", "model": "m", "kv_events_config": )" + config + "}]}";
+    EXPECT_KILN_ERROR(read_models_config(write(dir, text)), part);
+  };
+  bad(R"({"enable_kv_cache_events": true, "endpont": "x"})", "endpont");
+  bad(R"({"publisher": "kafka"})", "publisher");
+  bad(R"({"max_queue_size": 10})", "max_queue_size");
+  bad(R"({"buffer_steps": -1})", "buffer_steps");
+  bad(R"({"endpoint": ""})", "endpoint");
+  bad(R"("on")", "kv_events_config");
+}
+
 }  // namespace
 }  // namespace kiln::server

@@ -1,0 +1,173 @@
+#include "server/kv_event_publisher.hpp"
+
+#include <zmq.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "server/kv_event_encoding.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace kiln::server {
+namespace {
+
+// How long the thread waits for events before it looks at the replay socket again.
+constexpr std::chrono::milliseconds kReplayPollInterval{50};
+
+std::array<char, 8> big_endian(std::int64_t value) {
+  std::array<char, 8> bytes{};
+  for (int i = 7; i >= 0; --i, value >>= 8) bytes[static_cast<std::size_t>(i)] = static_cast<char>(value & 0xff);
+  return bytes;
+}
+
+std::int64_t from_big_endian(std::string_view bytes) {
+  std::uint64_t value = 0;
+  for (const char c : bytes) value = value << 8 | static_cast<unsigned char>(c);
+  return static_cast<std::int64_t>(value);
+}
+
+class Socket {
+ public:
+  Socket(void* context, int type, const char* role) : socket_(zmq_socket(context, type)) {
+    if (socket_ == nullptr) fail("KV events: cannot make the {} socket: {}", role, zmq_strerror(zmq_errno()));
+  }
+  ~Socket() { zmq_close(socket_); }
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+
+  void set(int option, int value) { zmq_setsockopt(socket_, option, &value, sizeof value); }
+  // vLLM's rule: an address other processes connect to (a wildcard host, ipc, inproc) is bound;
+  // any other names a proxy to connect to.
+  void open(const std::string& endpoint, const char* role) {
+    const bool bind = endpoint.find('*') != std::string::npos || endpoint.find("::") != std::string::npos ||
+                      endpoint.starts_with("ipc://") || endpoint.starts_with("inproc://");
+    if ((bind ? zmq_bind(socket_, endpoint.c_str()) : zmq_connect(socket_, endpoint.c_str())) != 0) {
+      fail("KV events: cannot {} the {} socket to {}: {}", bind ? "bind" : "connect", role, endpoint,
+           zmq_strerror(zmq_errno()));
+    }
+  }
+  // Sends the frames as one message; false when the socket refused it.
+  bool send(std::initializer_list<std::string_view> frames) {
+    std::size_t i = 0;
+    for (const std::string_view frame : frames) {
+      const int more = ++i < frames.size() ? ZMQ_SNDMORE : 0;
+      if (zmq_send(socket_, frame.data(), frame.size(), more | ZMQ_DONTWAIT) < 0) return false;
+    }
+    return true;
+  }
+  bool readable() {
+    zmq_pollitem_t item{socket_, 0, ZMQ_POLLIN, 0};
+    return zmq_poll(&item, 1, 0) > 0;
+  }
+  // Every frame of the next message.
+  std::vector<std::string> receive() {
+    std::vector<std::string> frames;
+    int more = 1;
+    while (more != 0) {
+      zmq_msg_t msg;
+      zmq_msg_init(&msg);
+      if (zmq_msg_recv(&msg, socket_, 0) < 0) {
+        zmq_msg_close(&msg);
+        break;
+      }
+      frames.emplace_back(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
+      more = zmq_msg_more(&msg);
+      zmq_msg_close(&msg);
+    }
+    return frames;
+  }
+
+ private:
+  void* socket_;
+};
+
+}  // namespace
+
+struct KvEventPublisher::State {
+  // The sockets live in (and close before) the context.
+  struct Context {
+    void* context = zmq_ctx_new();
+    ~Context() { zmq_ctx_term(context); }
+  } context;
+  Socket pub{context.context, ZMQ_PUB, "publishing"};
+  std::unique_ptr<Socket> replay;
+  std::string topic;
+  std::string medium;
+  std::size_t buffer_steps = 0;
+  std::int64_t next_seq = 0;
+  std::deque<std::pair<std::int64_t, std::string>> buffer;  // the last buffer_steps (seq, payload)
+
+  void publish(const KvCacheEventBatch& batch) {
+    const std::int64_t seq = next_seq++;
+    std::string payload = encode_kv_event_batch(batch, medium);
+    const std::array<char, 8> seq_bytes = big_endian(seq);
+    // A PUB socket drops what a slow subscriber cannot take (past the high-water mark): replay
+    // is how such a subscriber catches up.
+    pub.send({topic, {seq_bytes.data(), seq_bytes.size()}, payload});
+    if (buffer_steps == 0) return;
+    if (buffer.size() == buffer_steps) buffer.pop_front();
+    buffer.emplace_back(seq, std::move(payload));
+  }
+
+  void serve_replays() {
+    while (replay && replay->readable()) {
+      const std::vector<std::string> request = replay->receive();  // identity, empty, start sequence
+      if (request.size() != 3 || request[2].size() != 8) {
+        spdlog::warn("KV events: a replay request of {} frames was ignored (expected the first sequence number)",
+                     request.size());
+        continue;
+      }
+      const std::int64_t start = from_big_endian(request[2]);
+      for (const auto& [seq, payload] : buffer) {
+        if (seq < start) continue;
+        const std::array<char, 8> seq_bytes = big_endian(seq);
+        replay->send({request[0], "", {seq_bytes.data(), seq_bytes.size()}, payload});
+      }
+      const std::array<char, 8> end = big_endian(-1);
+      replay->send({request[0], "", {end.data(), end.size()}, ""});
+    }
+  }
+};
+
+KvEventPublisher::KvEventPublisher(std::shared_ptr<ContinuousBatchingPipeline> pipeline, const KvEventsConfig& config,
+                                   std::string medium)
+    : pipeline_(std::move(pipeline)), state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.topic = config.topic;
+  s.medium = std::move(medium);
+  s.buffer_steps = static_cast<std::size_t>(config.buffer_steps);
+  s.pub.set(ZMQ_SNDHWM, config.hwm);
+  s.pub.set(ZMQ_LINGER, 200);  // the last events of a clean shutdown still leave
+  s.pub.open(config.endpoint, "publishing");
+  if (!config.replay_endpoint.empty()) {
+    s.replay = std::make_unique<Socket>(s.context.context, ZMQ_ROUTER, "replay");
+    s.replay->set(ZMQ_LINGER, 0);
+    s.replay->open(config.replay_endpoint, "replay");
+  }
+  thread_ = std::thread([this] { run(); });  // the sockets move to it (thread start is a full barrier)
+}
+
+KvEventPublisher::~KvEventPublisher() {
+  stopping_ = true;
+  thread_.join();
+}
+
+void KvEventPublisher::run() {
+  while (!stopping_) {
+    state_->serve_replays();
+    for (const KvCacheEventBatch& batch : pipeline_->wait_kv_cache_events(kReplayPollInterval)) {
+      state_->publish(batch);
+    }
+  }
+  for (const KvCacheEventBatch& batch : pipeline_->wait_kv_cache_events(std::chrono::milliseconds(0))) {
+    state_->publish(batch);
+  }
+}
+
+}  // namespace kiln::server
