@@ -153,30 +153,39 @@ def main_thread_share(pid, before, after):
     return spent.get(pid, 0.0) / total if total > 0 else 0.0
 
 
+def run_guidellm(command, spec, outdir, tag):
+    """GuideLLM on a scenario `spec` (its outputs are set here), offline; returns its JSON report."""
+    out = os.path.join(outdir, f"guidellm-{tag}.json")
+    scenario = os.path.join(outdir, f"scenario-{tag}.json")
+    json.dump({"spec": {**spec, "outputs": [{"kind": "json", "path": out}]}}, open(scenario, "w"))
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    cmd = shlex.split(command) if command else [sys.executable, "-m", "guidellm"]
+    r = subprocess.run(cmd + ["run", "-c", scenario, "--disable-console"], env=env, capture_output=True, text=True)
+    if r.returncode:
+        sys.exit(f"guidellm failed ({r.returncode}):\n{(r.stdout + r.stderr)[-3000:]}")
+    return json.load(open(out))
+
+
+def figures(metrics, wanted):
+    """(key, GuideLLM metric, "mean" or a percentile) -> {key: value} over successful requests."""
+    return {key: metrics[k]["successful"]["mean"] if p == "mean" else metrics[k]["successful"]["percentiles"][p]
+            for key, k, p in wanted}
+
+
 def guidellm(a, url, streams, outdir):
     requests = a.requests_per_level or max(2 * streams, 8)
     constraints = [{"kind": "max_duration", "seconds": a.duration}] if a.duration else \
         [{"kind": "max_requests", "count": requests}]
-    out = os.path.join(outdir, f"guidellm-{streams}.json")
     spec = {"backend": {"kind": "openai_http", "target": url, "model": "m", "request_format": "/v1/completions",
                         "extras": {"body": {"temperature": a.temperature}}},
             "profile": {"kind": "concurrent", "streams": [streams]},
             "constraints": constraints,
             "tokenizer": {"kind": "huggingface_auto", "model": a.tokenizer},
             "data": [{"kind": "synthetic_text", "prompt_tokens": a.prompt_tokens, "output_tokens": a.new_tokens}],
-            "seed": {"kind": "static", "value": streams},  # other prompts than the other levels'
-            "outputs": [{"kind": "json", "path": out}]}
-    scenario = os.path.join(outdir, f"scenario-{streams}.json")
-    json.dump({"spec": spec}, open(scenario, "w"))
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
-    cmd = shlex.split(a.guidellm) if a.guidellm else [sys.executable, "-m", "guidellm"]
-    r = subprocess.run(cmd + ["run", "-c", scenario, "--disable-console"], env=env, capture_output=True, text=True)
-    if r.returncode:
-        sys.exit(f"guidellm failed ({r.returncode}):\n{(r.stdout + r.stderr)[-3000:]}")
-    report = json.load(open(out))
+            "seed": {"kind": "static", "value": streams}}  # other prompts than the other levels'
+    report = run_guidellm(a.guidellm, spec, outdir, str(streams))
     b, m = report["benchmarks"][0], report["benchmarks"][0]["metrics"]
-    res = {key: m[k]["successful"]["mean"] if p == "mean" else m[k]["successful"]["percentiles"][p]
-           for key, k, p in METRICS}
+    res = figures(m, METRICS)
     out_tok, in_tok = m["output_token_count"]["successful"], m["prompt_token_count"]["successful"]
     res.update(requests=m["request_totals"]["successful"], errored=m["request_totals"]["errored"],
                duration_s=b["duration"], output_tokens_min=out_tok["min"], output_tokens_max=out_tok["max"],

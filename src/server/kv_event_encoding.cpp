@@ -1,63 +1,117 @@
 #include "server/kv_event_encoding.hpp"
 
 #include <msgpack.hpp>
+#include <optional>
 #include <type_traits>
+#include <variant>
+#include <vector>
 
 namespace kiln::server {
 namespace {
 
 using Packer = msgpack::packer<msgpack::sbuffer>;
 
+// One event as it goes out: kiln's hashes replaced by vLLM's names.
+struct Stored {
+  std::vector<VllmBlockHash> hashes;
+  std::optional<VllmBlockHash> parent;
+  const KvBlocksStored* event = nullptr;
+};
+struct Removed {
+  std::vector<VllmBlockHash> hashes;
+};
+using WireEvent = std::variant<Stored, Removed, KvAllBlocksCleared>;
+
 void pack_string(Packer& out, std::string_view s) {
   out.pack_str(static_cast<std::uint32_t>(s.size()));
   out.pack_str_body(s.data(), static_cast<std::uint32_t>(s.size()));
 }
 
-template <typename T>
-void pack_array(Packer& out, const std::vector<T>& values) {
-  out.pack_array(static_cast<std::uint32_t>(values.size()));
-  for (const T v : values) out.pack(v);
+void pack_hash(Packer& out, const VllmBlockHash& h) {
+  out.pack_bin(static_cast<std::uint32_t>(h.size()));
+  out.pack_bin_body(reinterpret_cast<const char*>(h.data()), static_cast<std::uint32_t>(h.size()));
 }
 
-void pack_event(Packer& out, const KvCacheEvent& event, std::string_view medium) {
-  std::visit(
-      [&](const auto& e) {
-        using Event = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<Event, KvBlocksStored>) {
-          out.pack_array(7);
-          pack_string(out, "BlockStored");
-          pack_array(out, e.block_hashes);
-          if (e.parent_block_hash) {
-            out.pack(*e.parent_block_hash);
-          } else {
-            out.pack_nil();
-          }
-          pack_array(out, e.token_ids);
-          out.pack(e.block_size);
-          out.pack_nil();  // lora_id
-          pack_string(out, medium);
-        } else if constexpr (std::is_same_v<Event, KvBlocksRemoved>) {
-          out.pack_array(3);
-          pack_string(out, "BlockRemoved");
-          pack_array(out, e.block_hashes);
-          pack_string(out, medium);
-        } else {
-          out.pack_array(1);
-          pack_string(out, "AllBlocksCleared");
-        }
-      },
-      event);
+void pack_hashes(Packer& out, const std::vector<VllmBlockHash>& hashes) {
+  out.pack_array(static_cast<std::uint32_t>(hashes.size()));
+  for (const VllmBlockHash& h : hashes) pack_hash(out, h);
+}
+
+// The batch's events in vLLM's names; a stored run or removal none of whose blocks has a name
+// (its parent was evicted before it was stored) is left out.
+std::vector<WireEvent> translate(const KvCacheEventBatch& batch, VllmBlockHashes& names) {
+  std::vector<WireEvent> out;
+  for (const KvCacheEvent& event : batch.events) {
+    if (const auto* s = std::get_if<KvBlocksStored>(&event)) {
+      Stored wire{.hashes = {}, .parent = std::nullopt, .event = s};
+      if (s->parent_block_hash) {
+        const VllmBlockHash* parent = names.find(*s->parent_block_hash);
+        if (parent == nullptr) continue;
+        wire.parent = *parent;
+      }
+      wire.hashes = names.store(*s);
+      out.emplace_back(std::move(wire));
+    } else if (const auto* r = std::get_if<KvBlocksRemoved>(&event)) {
+      std::vector<VllmBlockHash> hashes = names.remove(*r);
+      if (!hashes.empty()) out.emplace_back(Removed{std::move(hashes)});
+    } else {
+      names.clear();
+      out.emplace_back(KvAllBlocksCleared{});
+    }
+  }
+  return out;
+}
+
+void pack_event(Packer& out, const WireEvent& event) {
+  if (const auto* s = std::get_if<Stored>(&event)) {
+    out.pack_map(8);
+    pack_string(out, "type");
+    pack_string(out, "BlockStored");
+    pack_string(out, "block_hashes");
+    pack_hashes(out, s->hashes);
+    pack_string(out, "parent_block_hash");
+    if (s->parent) {
+      pack_hash(out, *s->parent);
+    } else {
+      out.pack_nil();
+    }
+    pack_string(out, "token_ids");
+    out.pack_array(static_cast<std::uint32_t>(s->event->token_ids.size()));
+    for (const std::int32_t t : s->event->token_ids) out.pack(t);
+    pack_string(out, "block_size");
+    out.pack(s->event->block_size);
+    pack_string(out, "lora_id");
+    out.pack_nil();
+    pack_string(out, "medium");
+    pack_string(out, "GPU");
+    pack_string(out, "lora_name");
+    out.pack_nil();
+  } else if (const auto* r = std::get_if<Removed>(&event)) {
+    out.pack_map(3);
+    pack_string(out, "type");
+    pack_string(out, "BlockRemoved");
+    pack_string(out, "block_hashes");
+    pack_hashes(out, r->hashes);
+    pack_string(out, "medium");
+    pack_string(out, "GPU");
+  } else {
+    out.pack_map(1);
+    pack_string(out, "type");
+    pack_string(out, "AllBlocksCleared");
+  }
 }
 
 }  // namespace
 
-std::string encode_kv_event_batch(const KvCacheEventBatch& batch, std::string_view medium) {
+std::string encode_kv_event_batch(const KvCacheEventBatch& batch, VllmBlockHashes& names) {
+  const std::vector<WireEvent> events = translate(batch, names);
   msgpack::sbuffer buffer;
   Packer out(buffer);
-  out.pack_array(2);
+  out.pack_array(3);
   out.pack(batch.timestamp);
-  out.pack_array(static_cast<std::uint32_t>(batch.events.size()));
-  for (const KvCacheEvent& event : batch.events) pack_event(out, event, medium);
+  out.pack_array(static_cast<std::uint32_t>(events.size()));
+  for (const WireEvent& event : events) pack_event(out, event);
+  out.pack(0);  // data_parallel_rank
   return {buffer.data(), buffer.size()};
 }
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <string_view>
 #include <utility>
@@ -87,9 +88,18 @@ class Socket {
   void* socket_;
 };
 
+// vLLM seeds its hash chain with PYTHONHASHSEED (random when unset; routers that compute hashes
+// need it set, to 0 by default): replicas of kiln and of vLLM under one setting name blocks alike.
+std::string block_hash_seed() {
+  const char* seed = std::getenv("PYTHONHASHSEED");
+  return seed != nullptr && *seed != '\0' ? seed : "0";
+}
+
 }  // namespace
 
 struct KvEventPublisher::State {
+  explicit State(std::string_view hash_seed) : names(hash_seed) {}
+
   // The sockets live in (and close before) the context.
   struct Context {
     void* context = zmq_ctx_new();
@@ -98,14 +108,14 @@ struct KvEventPublisher::State {
   Socket pub{context.context, ZMQ_PUB, "publishing"};
   std::unique_ptr<Socket> replay;
   std::string topic;
-  std::string medium;
+  VllmBlockHashes names;
   std::size_t buffer_steps = 0;
   std::int64_t next_seq = 0;
   std::deque<std::pair<std::int64_t, std::string>> buffer;  // the last buffer_steps (seq, payload)
 
   void publish(const KvCacheEventBatch& batch) {
     const std::int64_t seq = next_seq++;
-    std::string payload = encode_kv_event_batch(batch, medium);
+    std::string payload = encode_kv_event_batch(batch, names);
     const std::array<char, 8> seq_bytes = big_endian(seq);
     // A PUB socket drops what a slow subscriber cannot take (past the high-water mark): replay
     // is how such a subscriber catches up.
@@ -135,12 +145,10 @@ struct KvEventPublisher::State {
   }
 };
 
-KvEventPublisher::KvEventPublisher(std::shared_ptr<ContinuousBatchingPipeline> pipeline, const KvEventsConfig& config,
-                                   std::string medium)
-    : pipeline_(std::move(pipeline)), state_(std::make_unique<State>()) {
+KvEventPublisher::KvEventPublisher(std::shared_ptr<ContinuousBatchingPipeline> pipeline, const KvEventsConfig& config)
+    : pipeline_(std::move(pipeline)), state_(std::make_unique<State>(block_hash_seed())) {
   State& s = *state_;
   s.topic = config.topic;
-  s.medium = std::move(medium);
   s.buffer_steps = static_cast<std::size_t>(config.buffer_steps);
   s.pub.set(ZMQ_SNDHWM, config.hwm);
   s.pub.set(ZMQ_LINGER, 200);  // the last events of a clean shutdown still leave

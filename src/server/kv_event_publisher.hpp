@@ -9,7 +9,6 @@
 
 #include <atomic>
 #include <memory>
-#include <string>
 #include <thread>
 
 #include "kiln/continuous_batching_pipeline.hpp"
@@ -20,9 +19,9 @@ namespace kiln::server {
 class KvEventPublisher {
  public:
   // Opens the sockets here, so an address in use is an error at start (kiln::Error naming the
-  // endpoint), then publishes until destroyed. `medium` names where the KV lives ("CPU", "GPU").
-  KvEventPublisher(std::shared_ptr<ContinuousBatchingPipeline> pipeline, const KvEventsConfig& config,
-                   std::string medium);
+  // endpoint), then publishes until destroyed. Blocks are named by vLLM's sha256_cbor chain
+  // seeded with $PYTHONHASHSEED ("0" when unset), as a vLLM replica with that seed names them.
+  KvEventPublisher(std::shared_ptr<ContinuousBatchingPipeline> pipeline, const KvEventsConfig& config);
   ~KvEventPublisher();  // publishes what the engine recorded last, then closes the sockets
   KvEventPublisher(const KvEventPublisher&) = delete;
   KvEventPublisher& operator=(const KvEventPublisher&) = delete;

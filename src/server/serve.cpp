@@ -3,7 +3,6 @@
 #include <atomic>
 #include <exception>
 #include <memory>
-#include <string>
 #include <thread>
 #include <vector>
 
@@ -11,12 +10,6 @@
 #include "server/kv_event_publisher.hpp"
 
 namespace kiln::server {
-namespace {
-
-// Where a device keeps the KV cache, as KV events name it: the host's memory, or the GPU's.
-std::string kv_medium(const std::string& device) { return device.starts_with("GPU") ? "GPU" : "CPU"; }
-
-}  // namespace
 
 void serve(const ServeOptions& options) {
   RouteOptions route_options = options.routes;
@@ -37,7 +30,7 @@ void serve(const ServeOptions& options) {
         if (stopped) break;
         auto pipeline = std::make_shared<ContinuousBatchingPipeline>(m.dir, m.scheduler, m.device, m.properties);
         if (m.kv_events.enabled) {
-          publishers.push_back(std::make_unique<KvEventPublisher>(pipeline, m.kv_events, kv_medium(m.device)));
+          publishers.push_back(std::make_unique<KvEventPublisher>(pipeline, m.kv_events));
         }
         routes.set_pipeline(m.name, std::move(pipeline));
         if (options.on_ready) options.on_ready(m.name);

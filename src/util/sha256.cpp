@@ -35,17 +35,20 @@ void Sha256::update(std::string_view text) {
   update({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
 }
 
-std::string Sha256::hex_digest() {
-  unsigned char digest[EVP_MAX_MD_SIZE];
+Sha256::Digest Sha256::digest() {
+  Digest out{};
   unsigned int length = 0;
-  EVP_DigestFinal_ex(state_->ctx, digest, &length);
+  EVP_DigestFinal_ex(state_->ctx, out.data(), &length);
   state_->finished = true;
+  return out;
+}
+
+std::string Sha256::hex_digest() {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(2 * length);
-  for (unsigned int i = 0; i < length; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 15]);
+  for (const std::uint8_t byte : digest()) {
+    out.push_back(kHex[byte >> 4]);
+    out.push_back(kHex[byte & 15]);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // SHA-256 of bytes and of files (streamed, so a multi-GB model.bin is hashed in constant memory).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -10,7 +11,7 @@
 
 namespace kiln {
 
-// Incremental hasher. hex_digest() finishes it; update() after that is an error.
+// Incremental hasher. digest() or hex_digest() finishes it; update() after that is an error.
 class Sha256 {
  public:
   Sha256();
@@ -20,6 +21,8 @@ class Sha256 {
 
   void update(std::span<const std::uint8_t> bytes);
   void update(std::string_view text);
+  using Digest = std::array<std::uint8_t, 32>;
+  Digest digest();
   std::string hex_digest();  // 64 lowercase hex characters
 
  private:

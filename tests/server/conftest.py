@@ -18,6 +18,7 @@ import os
 import pathlib
 import re
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -157,6 +158,31 @@ class KilnServer:
     def http(self, timeout: float = 60.0, auth: bool = True) -> httpx.Client:
         headers = {"Authorization": f"Bearer {API_KEY}"} if auth else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, name: str, output, timeout: float = 60) -> None:
+    """Waits until GET url/health answers 200 (a router in front of ready replicas); fails with the
+    process's output (`output()`) when it exits or the time runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"{name} exited with {proc.returncode}: {output()}")
+        try:
+            if httpx.get(url + "/health", timeout=5).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            proc.terminate()
+            proc.wait(timeout=30)
+            pytest.fail(f"{name} did not answer /health through to a replica within {timeout:.0f} s: {output()}")
+        time.sleep(0.1)
 
 
 def start_server(extra_args: list[str], model_name: str = MODEL_NAME) -> KilnServer:

@@ -1,55 +1,67 @@
 """KV cache events over ZeroMQ, read as a KV-aware router reads vLLM's: a SUB socket on the
-publishing endpoint, the payloads decoded by msgspec with the types vLLM documents for its
-subscribers, and the replay socket for what the subscriber missed. The oracle for the content is
+publishing endpoint, the payloads decoded by msgspec with vLLM's own event types, and the replay
+socket for what the subscriber missed. The oracle for the content is
 the server's own prefix cache: the blocks a subscriber believes cached (from the events alone,
 matched by parent and tokens, so no knowledge of kiln's hash is needed) must predict exactly how
 many prompt tokens the next request finds in the cache (/metrics), while the small cache evicts."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import random
 import re
-import socket
+import shutil
 import subprocess
+import sys
 import time
 from typing import Any, Optional, Union
 
+import cbor2
 import httpx
 import msgspec
 import pytest
 import zmq
 
-from conftest import API_KEY, MODEL_NAME, KilnServer, kiln_binary, start_server
+from conftest import API_KEY, MODEL_NAME, KilnServer, free_port, kiln_binary, start_server, wait_healthy
 
 BLOCK_SIZE = 16  # kiln's default KV block
 NUM_KV_BLOCKS = 24
 TOPIC = "kv-events"
 
 
-# The event types of vLLM's KV events subscriber example (examples/online_serving/
-# kv_events_subscriber.py): msgspec structs encoded as arrays, events tagged with their class name.
-class EventBatch(msgspec.Struct, array_like=True, omit_defaults=True, gc=False):
+# vLLM's event types as vLLM 0.28 puts them on the wire (vllm/distributed/kv_events.py): the
+# batch an array, events maps tagged with their class name under "type", block hashes the 32-byte
+# sha256_cbor names. Unknown fields are refused, so that a field kiln adds by mistake fails here.
+class EventBatch(msgspec.Struct, array_like=True, omit_defaults=True, gc=False, forbid_unknown_fields=True):
     ts: float
     events: list[Any]
+    data_parallel_rank: Optional[int] = None
 
 
-class KVCacheEvent(msgspec.Struct, array_like=True, omit_defaults=True, gc=False, tag=True):
+class KVCacheEvent(msgspec.Struct, omit_defaults=True, gc=False, tag=True, forbid_unknown_fields=True):
     pass
 
 
 class BlockStored(KVCacheEvent):
-    block_hashes: list[int]
-    parent_block_hash: Optional[int]
+    block_hashes: list[bytes]
+    parent_block_hash: Optional[bytes]
     token_ids: list[int]
     block_size: int
     lora_id: Optional[int]
     medium: Optional[str]
+    lora_name: Optional[str]
+    extra_keys: Optional[list[Optional[tuple[Any, ...]]]] = None
+    group_idx: Optional[int] = None
+    kv_cache_spec_kind: Optional[str] = None
+    kv_cache_spec_sliding_window: Optional[int] = None
 
 
 class BlockRemoved(KVCacheEvent):
-    block_hashes: list[int]
+    block_hashes: list[bytes]
     medium: Optional[str]
+    group_idx: Optional[int] = None
 
 
 class AllBlocksCleared(KVCacheEvent):
@@ -60,14 +72,17 @@ class KVEventBatch(EventBatch):
     events: list[Union[BlockStored, BlockRemoved, AllBlocksCleared]]
 
 
+def sha256_cbor(value) -> bytes:
+    """vLLM's sha256_cbor, with cbor2's canonical encoder: the independent oracle for the hashes."""
+    return hashlib.sha256(cbor2.dumps(value, canonical=True)).digest()
+
+
+# vLLM's NONE_HASH: the chain's root, from PYTHONHASHSEED ("0" is kiln's default, the routers' too).
+ROOT_HASH = sha256_cbor(os.environ.get("PYTHONHASHSEED") or "0")
+
+
 DECODER = msgspec.msgpack.Decoder(type=KVEventBatch)
 END_SEQ = (-1).to_bytes(8, "big", signed=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -91,11 +106,12 @@ class Subscriber:
         self.sub.connect(f"tcp://127.0.0.1:{pub_port}")
         self.sub.setsockopt_string(zmq.SUBSCRIBE, TOPIC)
         self.replay_port = replay_port
-        self.view: dict[int, tuple[Optional[int], list[int]]] = {}
+        self.view: dict[bytes, tuple[Optional[bytes], list[int]]] = {}
         self.last_seq = -1
         self.replayed = 0
         self.cleared = 0
         self.removed = 0
+        self.batches = 0
 
     def close(self) -> None:
         self.ctx.destroy(linger=0)
@@ -130,23 +146,27 @@ class Subscriber:
         assert seq == self.last_seq + 1, f"batch {seq} follows {self.last_seq}: the replay did not fill the gap"
         self.last_seq = seq
         batch = DECODER.decode(payload)
-        assert abs(batch.ts - time.time()) < 600
+        assert abs(batch.ts - time.time()) < 600 and batch.data_parallel_rank == 0
+        self.batches += 1
         for event in batch.events:
             if isinstance(event, AllBlocksCleared):
                 self.view.clear()
                 self.cleared += 1
             elif isinstance(event, BlockStored):
-                assert event.block_size == BLOCK_SIZE and event.lora_id is None and event.medium == "CPU"
+                assert event.block_size == BLOCK_SIZE and event.lora_id is None and event.lora_name is None
+                assert event.medium == "GPU"
                 assert len(event.token_ids) == BLOCK_SIZE * len(event.block_hashes)
                 parent = event.parent_block_hash
                 assert parent is None or parent in self.view, "stored under a parent the subscriber never saw"
                 for i, h in enumerate(event.block_hashes):
-                    assert h not in self.view, f"block {h} stored twice without a removal"
-                    self.view[h] = (parent, event.token_ids[i * BLOCK_SIZE:(i + 1) * BLOCK_SIZE])
+                    assert h not in self.view, f"block {h.hex()} stored twice without a removal"
+                    tokens = event.token_ids[i * BLOCK_SIZE:(i + 1) * BLOCK_SIZE]
+                    assert h == sha256_cbor((parent or ROOT_HASH, tuple(tokens), None)), "not vLLM's sha256_cbor"
+                    self.view[h] = (parent, tokens)
                     parent = h
             else:
                 for h in event.block_hashes:
-                    assert self.view.pop(h, None) is not None, f"block {h} removed but never stored"
+                    assert self.view.pop(h, None) is not None, f"block {h.hex()} removed but never stored"
                     self.removed += 1
 
     def drain(self, quiet_s: float = 0.5) -> int:
@@ -275,3 +295,68 @@ def test_events_without_a_prefix_cache_are_refused():
     config = {"enable_kv_cache_events": True, "endpoint": f"tcp://*:{free_port()}"}
     log = failed_start(["--no-prefix-caching", "--kv-events-config", json.dumps(config)])
     assert "enable_prefix_caching" in log, log[-3000:]
+
+
+VLLM_ROUTER = shutil.which("vllm-router") or shutil.which("vllm-router", path=os.path.dirname(sys.executable))
+
+
+@pytest.mark.skipif(VLLM_ROUTER is None, reason="vllm-router is not installed (pip install vllm-router)")
+def test_vllm_routers_kv_aware_policy_sends_each_prompt_where_kilns_events_say_it_is_cached(tmp_path):
+    """vllm-router's kv_aware policy, a consumer no one here wrote, subscribes to three replicas'
+    events and routes each request to the replica whose cache holds its prefix. Each replica is
+    first given its own prefix directly, past the router: only the events can tell the router."""
+    replicas, ports = [], []
+    router = None
+    try:
+        for _ in range(3):
+            pub, replay = free_port(), free_port()
+            config = {"enable_kv_cache_events": True, "endpoint": f"tcp://*:{pub}",
+                      "replay_endpoint": f"tcp://*:{replay}"}
+            s = KilnServer(kiln_binary(), ["--host", "127.0.0.1", "--port", "0", "--served-model-name", "m",
+                                           "--kv-events-config", json.dumps(config)], own_args=True)
+            replicas.append(s)
+            ports.append((pub, replay))
+        for s in replicas:
+            s.wait_ready()
+        port = free_port()
+        cmd = [VLLM_ROUTER, "--host", "127.0.0.1", "--port", str(port), "--prometheus-port", str(free_port()),
+               "--policy", "kv_aware", "--kv-event-model", "m", "--kv-event-block-size", str(BLOCK_SIZE),
+               "--worker-urls", *[s.url for s in replicas]]
+        for s, (pub, replay) in zip(replicas, ports):
+            cmd += ["--kv-event-source", f"{s.url}=tcp://127.0.0.1:{pub}",
+                    "--kv-event-replay-source", f"{s.url}=tcp://127.0.0.1:{replay}"]
+        log = tmp_path / "router.log"
+        router = subprocess.Popen(cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(url, router, "vllm-router", lambda: log.read_text()[-3000:])
+        rng = random.Random(7)
+        prefixes = [[rng.randrange(3, 4000) for _ in range(8 * BLOCK_SIZE)] for _ in replicas]
+        for s, prefix in zip(replicas, prefixes):
+            r = httpx.post(s.url + "/v1/completions", timeout=120,
+                           json={"model": "m", "prompt": prefix + [1] * 5, "max_tokens": 1})
+            assert r.status_code == 200, r.text
+        time.sleep(1.0)  # the router's subscribers take the events in
+        for g in (2, 0, 1, 1, 2):  # an order neither round-robin nor a fixed choice would match
+            prefix = prefixes[g]
+            before = [counters(s) for s in replicas]
+            r = httpx.post(url + "/v1/completions", timeout=120,
+                           json={"model": "m", "prompt": prefix + [2] * 5, "max_tokens": 1})
+            assert r.status_code == 200, r.text
+            after = [counters(s) for s in replicas]
+            served = [a[0] - b[0] for a, b in zip(after, before)]
+            hits = [a[1] - b[1] for a, b in zip(after, before)]
+            assert served[g] == 1 and sum(served) == 1, f"prefix {g} went to {served}"
+            assert hits[g] == len(prefix), hits
+    finally:
+        if router is not None:
+            router.terminate()
+            router.wait(timeout=30)
+        for s in replicas:
+            s.stop_gracefully()
+
+
+def counters(server) -> tuple[float, float]:
+    """The replica's requests served and prefix-cache hits."""
+    text = httpx.get(server.url + "/metrics", timeout=10).text
+    return tuple(sum(float(v) for v in re.findall(rf"^kiln:{name}(?:\{{[^}}]*\}})? (\S+)$", text, re.M))
+                 for name in ("request_success_total", "prefix_cache_hits_total"))

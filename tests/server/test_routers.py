@@ -6,17 +6,17 @@ own /metrics (requests served, prefix-cache hits) and nginx, a router no one her
 from __future__ import annotations
 
 import concurrent.futures
+import importlib.util
 import pathlib
 import re
 import shutil
-import socket
 import subprocess
-import time
+import sys
 
 import httpx
 import pytest
 
-from conftest import API_KEY, MODEL_NAME, start_server
+from conftest import API_KEY, MODEL_NAME, free_port, start_server, wait_healthy
 
 DEPLOY = pathlib.Path(__file__).resolve().parents[2] / "deploy" / "nginx"
 REPLICAS = 3
@@ -36,18 +36,28 @@ def replicas():
             s.stop_gracefully()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+class RouterProcess:
+    """A router on a free loopback port, run as a child process."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
 
 
-class Router:
+class Router(RouterProcess):
     """nginx in the foreground, as an unprivileged process, with one file of deploy/nginx/ whose
     example addresses are replaced by the replicas' and a free port."""
 
     def __init__(self, conf: str, replicas, work: pathlib.Path):
-        self.port = free_port()
+        super().__init__()
         text = (DEPLOY / conf).read_text()
         assert "listen 127.0.0.1:8000;" in text
         text = text.replace("listen 127.0.0.1:8000;", f"listen 127.0.0.1:{self.port};")
@@ -66,28 +76,8 @@ class Router:
         self.work = work
         self.proc = subprocess.Popen([NGINX, "-p", str(work), "-c", str(work / "nginx.conf"), "-g", "daemon off;"],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
-        while True:
-            if self.proc.poll() is not None:
-                pytest.fail(f"nginx exited with {self.proc.returncode}: {self.proc.stdout.read().decode()}"
-                            f"{(work / 'error.log').read_text() if (work / 'error.log').exists() else ''}")
-            try:
-                if httpx.get(self.url + "/health", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                pytest.fail("nginx did not answer /health through to a replica within 30 s")
-            time.sleep(0.1)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
+        wait_healthy(self.url, self.proc, "nginx", lambda: self.proc.stdout.read().decode() + (
+            (work / "error.log").read_text() if (work / "error.log").exists() else ""), timeout=30)
 
 
 @pytest.fixture
@@ -168,3 +158,42 @@ def test_the_session_hash_keeps_a_session_on_one_replica_and_its_cache_serves_it
     # replicas that have not seen its prefix.
     assert any(max(per_replica) < 3 for per_replica in spread), spread
     assert hashed_hits >= 2 * max(spread_hits, 1), (hashed_hits, spread_hits)
+
+
+SGLANG_ROUTER = importlib.util.find_spec("sglang_router") is not None
+
+
+class SglangRouter(RouterProcess):
+    """sglang-router (PyPI), an LLM router no one here wrote, with one routing policy in front of
+    the replicas."""
+
+    def __init__(self, policy: str, replicas, work: pathlib.Path):
+        super().__init__()
+        self.log = work / f"sglang-router-{policy}.log"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "sglang_router.launch_router", "--host", "127.0.0.1", "--port", str(self.port),
+             "--prometheus-port", str(free_port()), "--policy", policy, "--log-level", "warn",
+             "--worker-urls", *[r.url for r in replicas]],
+            stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
+        wait_healthy(self.url, self.proc, "sglang-router", lambda: self.log.read_text()[-3000:])
+
+
+@pytest.mark.skipif(not SGLANG_ROUTER, reason="sglang-router is not installed (pip install sglang-router)")
+def test_a_cache_aware_router_sends_each_prefix_back_to_the_replica_that_cached_it(replicas, tmp_path):
+    """sglang-router's cache_aware policy, from the requests' text alone: each session's turns
+    stay on one replica, whose prefix cache serves them; its round_robin policy, on the same
+    replicas, spreads them and the caches serve none."""
+    aware = SglangRouter("cache_aware", replicas, tmp_path)
+    try:
+        placed, aware_hits = run_sessions(aware, replicas, "aware")
+    finally:
+        aware.stop()
+    for per_replica in placed:
+        assert sorted(per_replica) == [0, 0, 3], placed
+    spread = SglangRouter("round_robin", replicas, tmp_path)
+    try:
+        placed, spread_hits = run_sessions(spread, replicas, "spread-rr")
+    finally:
+        spread.stop()
+    assert all(max(per_replica) < 3 for per_replica in placed), placed
+    assert aware_hits >= 2 * max(spread_hits, 1), (aware_hits, spread_hits)
