@@ -17,6 +17,7 @@
 #include <mutex>
 #include <random>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "../models/golden_checkpoint.hpp"
@@ -105,6 +106,82 @@ TEST(ContinuousBatching, UnderKvPressureEveryRequestFinishesAsIfAlone) {
   EXPECT_EQ(m.scheduled_requests + m.waiting_requests, 0);
   EXPECT_EQ(m.num_kv_blocks, 44);
   EXPECT_EQ(m.cache_usage, 0.0);
+}
+
+// KV cache events read on their own thread while threads generate under KV pressure (the path
+// ThreadSanitizer checks): the stream starts with "all blocks cleared", never stores a block twice
+// or removes one it did not store, and every stored run is block-aligned text of a request: a
+// prompt followed by transformers' greedy continuation.
+TEST(ContinuousBatching, KvCacheEventsFollowTheCacheWhileThreadsGenerate) {
+  const auto g = testing::load_golden_checkpoint("llama2_tiny");
+  PipelineProperties properties;
+  properties.kv_block_size = 4;
+  properties.kv_cache_events = true;
+  auto pipe =
+      make_pipeline({.max_num_batched_tokens = 64, .max_num_seqs = 16, .num_kv_blocks = 44}, properties, "llama2_tiny");
+  std::atomic<bool> done{false};
+  std::vector<KvCacheEvent> events;
+  std::thread reader([&] {
+    while (!done) {
+      for (KvCacheEventBatch& b : pipe->wait_kv_cache_events(std::chrono::milliseconds(20))) {
+        EXPECT_GT(b.timestamp, 1.7e9);
+        for (KvCacheEvent& e : b.events) events.push_back(std::move(e));
+      }
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (std::size_t i = 0; i < 3 * g.prompts.size(); ++i) {
+        const auto& p = g.prompts[(i + static_cast<std::size_t>(t)) % g.prompts.size()];
+        EXPECT_EQ(pipe->add_request(static_cast<std::uint64_t>(t * 1000 + static_cast<int>(i)), p.ids, greedy(16))
+                      ->read_all()[0]
+                      .generated_ids,
+                  prefix(p.greedy_ids, 16));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  done = true;
+  reader.join();
+  for (KvCacheEventBatch& b : pipe->wait_kv_cache_events(std::chrono::milliseconds(0))) {
+    for (KvCacheEvent& e : b.events) events.push_back(std::move(e));
+  }
+
+  ASSERT_FALSE(events.empty());
+  EXPECT_TRUE(std::holds_alternative<KvAllBlocksCleared>(events.front()));
+  std::vector<std::vector<std::int32_t>> texts;  // what any sequence may hold
+  for (const auto& p : g.prompts) {
+    texts.push_back(p.ids);
+    texts.back().insert(texts.back().end(), p.greedy_ids.begin(), p.greedy_ids.end());
+  }
+  const auto aligned_in_a_text = [&](const std::vector<std::int32_t>& run, bool at_start) {
+    for (const auto& text : texts) {
+      for (std::size_t at = 0; at + run.size() <= text.size(); at += 4) {
+        if (std::equal(run.begin(), run.end(), text.begin() + static_cast<std::ptrdiff_t>(at))) return true;
+        if (at_start) break;
+      }
+    }
+    return false;
+  };
+  std::set<std::uint64_t> cached;
+  std::size_t stored = 0, removed = 0;
+  for (const KvCacheEvent& e : events) {
+    if (const auto* s = std::get_if<KvBlocksStored>(&e)) {
+      ASSERT_EQ(s->token_ids.size(), 4 * s->block_hashes.size());
+      EXPECT_TRUE(aligned_in_a_text(s->token_ids, !s->parent_block_hash)) << "tokens no request holds";
+      for (const std::uint64_t h : s->block_hashes) EXPECT_TRUE(cached.insert(h).second) << "stored twice";
+      stored += s->block_hashes.size();
+    } else if (const auto* r = std::get_if<KvBlocksRemoved>(&e)) {
+      for (const std::uint64_t h : r->block_hashes) EXPECT_EQ(cached.erase(h), 1u) << "removed, never stored";
+      removed += r->block_hashes.size();
+    } else {
+      cached.clear();
+    }
+  }
+  EXPECT_GT(stored, 44u);  // more than the cache holds: it evicted
+  EXPECT_GT(removed, 0u);
+  EXPECT_LE(cached.size(), 44u);
 }
 
 TEST(ContinuousBatching, StopKeepsCancelDropsAndOthersAreUntouched) {
