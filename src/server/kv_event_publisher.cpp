@@ -158,6 +158,10 @@ KvEventPublisher::KvEventPublisher(std::shared_ptr<ContinuousBatchingPipeline> p
     s.replay->set(ZMQ_LINGER, 0);
     s.replay->open(config.replay_endpoint, "replay");
   }
+  // The events name the tokens of every cached block: whoever can subscribe reads the prompts.
+  spdlog::log(config.endpoint.find('*') != std::string::npos ? spdlog::level::warn : spdlog::level::info,
+              "KV events on {}{}{}: they carry the token ids of cached prompts", config.endpoint,
+              config.replay_endpoint.empty() ? "" : ", replay on ", config.replay_endpoint);
   thread_ = std::thread([this] { run(); });  // the sockets move to it (thread start is a full barrier)
 }
 
