@@ -4,6 +4,7 @@
 // in the middle of writing leaves the output folder's parent as it was (empty).
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <fstream>
@@ -144,6 +145,37 @@ TEST(ExportCli, AFullDiskFailsWithTheReasonAndLeavesNothing) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::is_empty(tmp.path())) << fs::directory_iterator(tmp.path())->path();
+}
+
+// A folder the user may not write to: export fails naming the path and the system's reason, and
+// leaves the folder as it was. Root may write anywhere, so as root (CI) kiln runs as nobody.
+TEST(ExportCli, AReadOnlyFolderFailsWithTheReasonAndLeavesNothing) {
+  testing::TempDir tmp;
+  const fs::path folder = tmp.path() / "read-only";
+  fs::create_directory(folder);
+  fs::permissions(tmp.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                  fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                              fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  std::vector<std::string> as_user;
+  if (geteuid() == 0) {
+    as_user = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+    const auto probe = testing::run_program([&] {
+      auto argv = as_user;
+      argv.insert(argv.end(), {KILN_BINARY_PATH, "--version"});
+      return argv;
+    }());
+    if (probe.exit_code != 0) GTEST_SKIP() << "the kiln binary cannot run as nobody here: " << probe.err;
+  }
+  std::vector<std::string> argv = as_user;
+  argv.insert(argv.end(),
+              {KILN_BINARY_PATH, "export", "--model", testing::golden_checkpoint_dir("llama3_tiny").string(),
+               "--weight-format", "int8", (folder / "out").string()});
+  const auto r = testing::run_program(argv);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(folder.string()), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(folder)) << fs::directory_iterator(folder)->path();
 }
 
 // SIGKILL gives the command no chance to clean up: its staging folder stays, and the next run

@@ -40,6 +40,12 @@ TempDir::~TempDir() {
 }
 
 CommandResult run_kiln(const std::vector<std::string>& args, const std::string& stdin_text) {
+  std::vector<std::string> argv{KILN_BINARY_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv, stdin_text);
+}
+
+CommandResult run_program(const std::vector<std::string>& program_and_args, const std::string& stdin_text) {
   ::signal(SIGPIPE, SIG_IGN);  // the child may exit before reading all of stdin
   int in_pipe[2], out_pipe[2], err_pipe[2];
   if (pipe(in_pipe) || pipe(out_pipe) || pipe(err_pipe)) throw std::runtime_error("pipe failed");
@@ -53,8 +59,7 @@ CommandResult run_kiln(const std::vector<std::string>& args, const std::string& 
     posix_spawn_file_actions_addclose(&actions, fd);
   }
 
-  std::vector<std::string> argv_storage{KILN_BINARY_PATH};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<std::string> argv_storage = program_and_args;
   std::vector<char*> argv;
   for (auto& a : argv_storage) argv.push_back(a.data());
   argv.push_back(nullptr);

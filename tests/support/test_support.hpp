@@ -41,6 +41,8 @@ struct CommandResult {
 
 // Runs the kiln binary with `args` (no shell involved) and optional stdin text.
 CommandResult run_kiln(const std::vector<std::string>& args, const std::string& stdin_text = "");
+// The same for any program, named by its path, then its arguments.
+CommandResult run_program(const std::vector<std::string>& program_and_args, const std::string& stdin_text = "");
 
 // Reads a JSON-lines file into its lines.
 std::vector<std::string> read_lines(const std::filesystem::path& path);
