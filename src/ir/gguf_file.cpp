@@ -5,6 +5,7 @@
 #include <set>
 
 #include "util/error.hpp"
+#include "util/utf8.hpp"
 
 namespace kiln::ir {
 namespace {
@@ -43,10 +44,16 @@ class Cursor {
     return value;
   }
 
+  // GGUF strings are UTF-8; one that is not is refused here, before it reaches a JSON document
+  // (a rebuilt tokenizer.json) that could not be written.
   std::string string(const char* what) {
     const auto length = read<std::uint64_t>(what);
     need(length, what);
     std::string s(reinterpret_cast<const char*>(bytes_.data() + at_), length);
+    if (const std::size_t valid = valid_utf8_prefix(s); valid != s.size()) {
+      fail("{}: {} at byte {} is not valid UTF-8 (its byte {} is 0x{:02x})", path_.string(), what, at_, valid,
+           static_cast<unsigned char>(s[valid]));
+    }
     at_ += length;
     return s;
   }
@@ -108,7 +115,7 @@ Json read_value(Cursor& in, ValueType type, const std::string& key, const std::f
       if (b > 1) fail("{}: metadata '{}' is a bool of value {}", path.string(), key, b);
       return b == 1;
     }
-    case ValueType::kString: return in.string("a string value");
+    case ValueType::kString: return in.string(("metadata '" + key + "'").c_str());
     case ValueType::kArray: {
       if (depth > 0) fail("{}: metadata '{}' nests arrays, which kiln does not read", path.string(), key);
       const auto element = in.read<std::uint32_t>("an array's element type");

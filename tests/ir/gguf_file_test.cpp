@@ -87,6 +87,19 @@ TEST_F(BrokenGguf, HeaderLiesAreNamed) {
   EXPECT_KILN_ERROR(GgufFile(write(with_u64(16, std::uint64_t(1) << 40))), "metadata count");
 }
 
+// A string that is not UTF-8 (found by gguf_fuzz: a token's bytes went into the rebuilt
+// tokenizer.json, whose writer threw a JSON library error that ended the process).
+TEST_F(BrokenGguf, AStringThatIsNotUtf8IsNamed) {
+  const std::string key = "general.architecture";
+  const std::size_t at = bytes.find(key);
+  ASSERT_NE(at, std::string::npos);
+  std::string bad = bytes;
+  const std::size_t value = at + key.size() + 4 + 8;  // past the value type and the string's length
+  ASSERT_EQ(bad.substr(value, 5), "llama");
+  bad[value + 2] = '\xff';
+  EXPECT_KILN_ERROR(GgufFile(write(bad)), "metadata 'general.architecture'", "not valid UTF-8", "0xff");
+}
+
 TEST_F(BrokenGguf, ATensorPastTheEndIsNamed) {
   // The last tensor's data (210 bytes) ends the file, before at most 31 bytes of padding.
   EXPECT_KILN_ERROR(GgufFile(write(bytes.substr(0, bytes.size() - 40))), "q6_k");
