@@ -71,7 +71,6 @@ void run(const ServeFlags& f) {
     if (!f.kv_events_config.empty()) {
       const std::string origin = "serve: --kv-events-config";
       m.kv_events = server::read_kv_events_config(parse_json_text(f.kv_events_config, origin), origin);
-      m.properties.kv_cache_events = m.kv_events.enabled;
     }
     o.models.push_back(std::move(m));
   }

@@ -43,14 +43,11 @@ std::vector<WireEvent> translate(const KvCacheEventBatch& batch, VllmBlockHashes
   std::vector<WireEvent> out;
   for (const KvCacheEvent& event : batch.events) {
     if (const auto* s = std::get_if<KvBlocksStored>(&event)) {
-      Stored wire{.hashes = {}, .parent = std::nullopt, .event = s};
-      if (s->parent_block_hash) {
-        const VllmBlockHash* parent = names.find(*s->parent_block_hash);
-        if (parent == nullptr) continue;
-        wire.parent = *parent;
-      }
-      wire.hashes = names.store(*s);
-      out.emplace_back(std::move(wire));
+      std::vector<VllmBlockHash> hashes = names.store(*s);
+      if (hashes.empty()) continue;  // its parent is not known
+      const std::optional<VllmBlockHash> parent =
+          s->parent_block_hash ? std::optional(*names.find(*s->parent_block_hash)) : std::nullopt;
+      out.emplace_back(Stored{.hashes = std::move(hashes), .parent = parent, .event = s});
     } else if (const auto* r = std::get_if<KvBlocksRemoved>(&event)) {
       std::vector<VllmBlockHash> hashes = names.remove(*r);
       if (!hashes.empty()) out.emplace_back(Removed{std::move(hashes)});

@@ -28,7 +28,9 @@ void serve(const ServeOptions& options) {
     try {
       for (const ServedModelOptions& m : options.models) {
         if (stopped) break;
-        auto pipeline = std::make_shared<ContinuousBatchingPipeline>(m.dir, m.scheduler, m.device, m.properties);
+        PipelineProperties properties = m.properties;
+        properties.kv_cache_events = m.kv_events.enabled;
+        auto pipeline = std::make_shared<ContinuousBatchingPipeline>(m.dir, m.scheduler, m.device, properties);
         if (m.kv_events.enabled) {
           publishers.push_back(std::make_unique<KvEventPublisher>(pipeline, m.kv_events));
         }

@@ -58,7 +58,6 @@ ServedModelOptions read_model(const Json& entry, const std::string& where, const
   }
   if (const auto it = entry.find("kv_events_config"); it != entry.end() && !it->is_null()) {
     m.kv_events = read_kv_events_config(*it, where + ": kv_events_config");
-    m.properties.kv_cache_events = m.kv_events.enabled;
   }
   const AnswerParsers own = answer_parsers(f.get_or<std::string>("reasoning_parser", ""),
                                            f.get_or<std::string>("tool_call_parser", ""), where);

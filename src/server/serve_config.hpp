@@ -28,7 +28,7 @@ struct ServedModelOptions {
   SchedulerConfig scheduler;
   PipelineProperties properties;
   AnswerParsers parsers;
-  KvEventsConfig kv_events;  // enabled: properties.kv_cache_events is set too
+  KvEventsConfig kv_events;  // when enabled, serve() has the pipeline record the events
 };
 
 // `default_parsers` serve the models that name no parser of their own. Throws kiln::Error naming

@@ -80,14 +80,12 @@ TEST(ServeConfig, ReadsKvEventsConfig) {
     {"name": "c", "model": "m"}]})"));
   const KvEventsConfig& a = models[0].kv_events;
   EXPECT_TRUE(a.enabled);
-  EXPECT_TRUE(models[0].properties.kv_cache_events);
   EXPECT_EQ(a.endpoint, "tcp://*:6000");
   EXPECT_EQ(a.replay_endpoint, "tcp://*:6001");
   EXPECT_EQ(a.topic, "kv");
   EXPECT_EQ(a.buffer_steps, 5);
   EXPECT_EQ(a.hwm, 7);
   EXPECT_FALSE(models[1].kv_events.enabled) << "the null publisher publishes nothing";
-  EXPECT_FALSE(models[1].properties.kv_cache_events);
   const KvEventsConfig& c = models[2].kv_events;
   EXPECT_FALSE(c.enabled);
   EXPECT_EQ(c.endpoint, "tcp://*:5557");
