@@ -125,6 +125,10 @@ struct KILN_API GenerationConfig {
   // How many tokens may follow a prompt of this length (never below 0).
   std::int64_t new_token_limit(std::int64_t prompt_tokens, std::int64_t context_tokens) const;
 
+  // Whether generating `token` ends a sequence: an EOS (unless ignore_eos) or a stop token.
+  bool is_stop_token(std::int32_t token) const {
+    return (!ignore_eos && eos_token_ids.contains(token)) || stop_token_ids.contains(token);
+  }
   bool is_beam_search() const { return num_beams > 1; }
   bool is_prompt_lookup() const { return max_ngram_size > 0; }
   // Candidates a speculative step proposes at most (num_assistant_tokens, or the cap when the

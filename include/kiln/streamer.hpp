@@ -19,8 +19,9 @@ enum class StreamingStatus {
   CANCEL,   // stop now; the turn is dropped from chat history
 };
 
-// Token-level streaming: write() gets every generated token id (stop tokens excluded), end()
-// is called once when generation is over.
+// Token-level streaming: write() gets every generated token id, the EOS or stop token that
+// ended the sequence included (it is in the result's ids too, though not in its text: OpenVINO
+// GenAI's streamers get it as well), and end() is called once when generation is over.
 class KILN_API StreamerBase {
  public:
   virtual ~StreamerBase() = default;

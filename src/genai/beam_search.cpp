@@ -41,8 +41,7 @@ double BeamSearch::normalise(double score, std::int64_t generated_length) const 
 }
 
 bool BeamSearch::ends(std::span<const std::int32_t> tokens, std::int32_t token, std::int64_t generated_length) const {
-  if (!config_.ignore_eos && config_.eos_token_ids.contains(token)) return true;
-  if (config_.stop_token_ids.contains(token) || generated_length >= max_new_tokens_) return true;
+  if (config_.is_stop_token(token) || generated_length >= max_new_tokens_) return true;
   if (!ends_with_stop_string_) return false;
   std::vector<std::int32_t> generated(tokens.begin() + num_prompt_, tokens.end());
   generated.push_back(token);

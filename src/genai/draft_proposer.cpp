@@ -133,9 +133,7 @@ bool DraftProposer::take_candidate(Slot& slot, std::span<float> row) {
     std::copy_n(q_.begin(), std::min(vocab, q_.size()),
                 s.candidate_probs.begin() + static_cast<std::ptrdiff_t>(offset));
   }
-  const bool ends =
-      (!r.config.ignore_eos && r.config.eos_token_ids.contains(token)) || r.config.stop_token_ids.contains(token);
-  return !ends && s.num_candidates < slot.max_candidates;
+  return !r.config.is_stop_token(token) && s.num_candidates < slot.max_candidates;
 }
 
 }  // namespace kiln::genai

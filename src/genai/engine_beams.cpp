@@ -70,8 +70,7 @@ void Engine::finish_beams(RequestState& r) {
     s->score = h.score;
     s->logprobs = std::move(h.logprobs);
     const std::int32_t last = h.generated.empty() ? -1 : h.generated.back();
-    const bool stopped =
-        (!r.config.ignore_eos && r.config.eos_token_ids.contains(last)) || r.config.stop_token_ids.contains(last);
+    const bool stopped = r.config.is_stop_token(last);
     s->finish_reason =
         r.beam_search->done() ? (stopped ? GenerationFinishReason::STOP : GenerationFinishReason::LENGTH) : cut_short;
     if ((s->text = make_text_stream(r.config))) {

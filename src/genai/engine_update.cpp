@@ -148,8 +148,7 @@ bool Engine::append_token(RequestState& r, Sequence& s, const TokenLogprob& t) {
   s.tokens.push_back(t.token);
   s.score += t.logprob;
   if (r.config.logprobs > 0) s.logprobs.push_back(t);
-  const bool is_eos = !r.config.ignore_eos && r.config.eos_token_ids.contains(t.token);
-  if (is_eos || r.config.stop_token_ids.contains(t.token)) {
+  if (r.config.is_stop_token(t.token)) {
     // The stopping token is recorded but not streamed: it is not part of the text.
     finish_sequence(r, s, GenerationFinishReason::STOP);
     return false;

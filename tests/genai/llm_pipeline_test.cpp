@@ -114,6 +114,22 @@ TEST(LLMPipeline, EveryStreamerFormSeesTheSameOutput) {
   pipe.generate(p.prompt, greedy(32), recorder);
   EXPECT_EQ(recorder->tokens, p.greedy_ids);
   EXPECT_EQ(recorder->ends, 1);
+  // The stop token that ends the sequence is streamed and kept in the result's ids, but is not
+  // text, as with OpenVINO GenAI's StreamerBase (openvino-genai 2026.4 on the same request).
+  std::size_t stop_at = 3;  // the first greedy token from the fourth on that did not come before
+  while (std::find(p.greedy_ids.begin(), p.greedy_ids.begin() + long(stop_at), p.greedy_ids[stop_at]) !=
+         p.greedy_ids.begin() + long(stop_at)) {
+    ++stop_at;
+  }
+  GenerationConfig stop_token = greedy(32);
+  stop_token.stop_token_ids = {p.greedy_ids[stop_at]};
+  recorder = std::make_shared<Recorder>();
+  const DecodedResults stopped_by_token = pipe.generate(p.prompt, stop_token, recorder);
+  const std::vector<std::int32_t> through_stop(p.greedy_ids.begin(), p.greedy_ids.begin() + long(stop_at) + 1);
+  EXPECT_EQ(recorder->tokens, through_stop);
+  EXPECT_EQ(stopped_by_token.tokens[0], through_stop);
+  EXPECT_EQ(stopped_by_token.texts[0],
+            pipe.get_tokenizer().decode(std::vector<std::int32_t>(through_stop.begin(), through_stop.end() - 1)));
 
   // The bool form stops when it returns true; the result ends where it stopped reading. (Text
   // pieces are coalesced, so a fast engine may have handed it everything in one piece.)
