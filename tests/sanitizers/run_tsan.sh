@@ -8,7 +8,7 @@ targets=(genai_continuous_batching_test server_test)
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE_THREAD=ON \
   -DKILN_BUILD_BENCH=OFF -DKILN_BUILD_PYTHON=OFF > "$build.configure.log"
 cmake --build "$build" --target "${targets[@]}"
-export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=4"
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=4 suppressions=$src/tests/sanitizers/tsan.supp"
 export KILN_LOG_LEVEL=error
 for target in "${targets[@]}"; do
   echo "== $target under ThreadSanitizer"
