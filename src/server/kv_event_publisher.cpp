@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "server/kv_event_encoding.hpp"
-#include "util/error.hpp"
+#include "server/zmq_socket.hpp"
 #include "util/log.hpp"
 
 namespace kiln::server {
@@ -21,72 +21,13 @@ namespace {
 // How long the thread waits for events before it looks at the replay socket again.
 constexpr std::chrono::milliseconds kReplayPollInterval{50};
 
-std::array<char, 8> big_endian(std::int64_t value) {
-  std::array<char, 8> bytes{};
-  for (int i = 7; i >= 0; --i, value >>= 8) bytes[static_cast<std::size_t>(i)] = static_cast<char>(value & 0xff);
-  return bytes;
+// vLLM's rule: an address other processes connect to (a wildcard host, ipc, inproc) is bound;
+// any other names a proxy to connect to.
+void open(ZmqSocket& socket, const std::string& endpoint) {
+  const bool bind = endpoint.find('*') != std::string::npos || endpoint.find("::") != std::string::npos ||
+                    endpoint.starts_with("ipc://") || endpoint.starts_with("inproc://");
+  bind ? socket.bind(endpoint) : socket.connect(endpoint);
 }
-
-std::int64_t from_big_endian(std::string_view bytes) {
-  std::uint64_t value = 0;
-  for (const char c : bytes) value = value << 8 | static_cast<unsigned char>(c);
-  return static_cast<std::int64_t>(value);
-}
-
-class Socket {
- public:
-  Socket(void* context, int type, const char* role) : socket_(zmq_socket(context, type)) {
-    if (socket_ == nullptr) fail("KV events: cannot make the {} socket: {}", role, zmq_strerror(zmq_errno()));
-  }
-  ~Socket() { zmq_close(socket_); }
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-
-  void set(int option, int value) { zmq_setsockopt(socket_, option, &value, sizeof value); }
-  // vLLM's rule: an address other processes connect to (a wildcard host, ipc, inproc) is bound;
-  // any other names a proxy to connect to.
-  void open(const std::string& endpoint, const char* role) {
-    const bool bind = endpoint.find('*') != std::string::npos || endpoint.find("::") != std::string::npos ||
-                      endpoint.starts_with("ipc://") || endpoint.starts_with("inproc://");
-    if ((bind ? zmq_bind(socket_, endpoint.c_str()) : zmq_connect(socket_, endpoint.c_str())) != 0) {
-      fail("KV events: cannot {} the {} socket to {}: {}", bind ? "bind" : "connect", role, endpoint,
-           zmq_strerror(zmq_errno()));
-    }
-  }
-  // Sends the frames as one message; false when the socket refused it.
-  bool send(std::initializer_list<std::string_view> frames) {
-    std::size_t i = 0;
-    for (const std::string_view frame : frames) {
-      const int more = ++i < frames.size() ? ZMQ_SNDMORE : 0;
-      if (zmq_send(socket_, frame.data(), frame.size(), more | ZMQ_DONTWAIT) < 0) return false;
-    }
-    return true;
-  }
-  bool readable() {
-    zmq_pollitem_t item{socket_, 0, ZMQ_POLLIN, 0};
-    return zmq_poll(&item, 1, 0) > 0;
-  }
-  // Every frame of the next message.
-  std::vector<std::string> receive() {
-    std::vector<std::string> frames;
-    int more = 1;
-    while (more != 0) {
-      zmq_msg_t msg;
-      zmq_msg_init(&msg);
-      if (zmq_msg_recv(&msg, socket_, 0) < 0) {
-        zmq_msg_close(&msg);
-        break;
-      }
-      frames.emplace_back(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
-      more = zmq_msg_more(&msg);
-      zmq_msg_close(&msg);
-    }
-    return frames;
-  }
-
- private:
-  void* socket_;
-};
 
 // vLLM seeds its hash chain with PYTHONHASHSEED (random when unset; routers that compute hashes
 // need it set, to 0 by default): replicas of kiln and of vLLM under one setting name blocks alike.
@@ -100,13 +41,9 @@ std::string block_hash_seed() {
 struct KvEventPublisher::State {
   explicit State(std::string_view hash_seed) : names(hash_seed) {}
 
-  // The sockets live in (and close before) the context.
-  struct Context {
-    void* context = zmq_ctx_new();
-    ~Context() { zmq_ctx_term(context); }
-  } context;
-  Socket pub{context.context, ZMQ_PUB, "publishing"};
-  std::unique_ptr<Socket> replay;
+  ZmqContext context;  // the sockets live in it, and close before it
+  ZmqSocket pub{context, ZMQ_PUB, "KV events publishing"};
+  std::unique_ptr<ZmqSocket> replay;
   std::string topic;
   VllmBlockHashes names;
   std::size_t buffer_steps = 0;
@@ -152,11 +89,11 @@ KvEventPublisher::KvEventPublisher(std::shared_ptr<ContinuousBatchingPipeline> p
   s.buffer_steps = static_cast<std::size_t>(config.buffer_steps);
   s.pub.set(ZMQ_SNDHWM, config.hwm);
   s.pub.set(ZMQ_LINGER, 200);  // the last events of a clean shutdown still leave
-  s.pub.open(config.endpoint, "publishing");
+  open(s.pub, config.endpoint);
   if (!config.replay_endpoint.empty()) {
-    s.replay = std::make_unique<Socket>(s.context.context, ZMQ_ROUTER, "replay");
+    s.replay = std::make_unique<ZmqSocket>(s.context, ZMQ_ROUTER, "KV events replay");
     s.replay->set(ZMQ_LINGER, 0);
-    s.replay->open(config.replay_endpoint, "replay");
+    open(*s.replay, config.replay_endpoint);
   }
   // The events name the tokens of every cached block: whoever can subscribe reads the prompts.
   spdlog::log(config.endpoint.find('*') != std::string::npos ? spdlog::level::warn : spdlog::level::info,

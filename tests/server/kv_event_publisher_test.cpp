@@ -18,73 +18,26 @@
 #include <vector>
 
 #include "../models/golden_checkpoint.hpp"
+#include "server/zmq_socket.hpp"
 #include "support/test_support.hpp"
 
 namespace kiln::server {
 namespace {
 
-std::string big_endian(std::int64_t value) {
-  std::string bytes(8, '\0');
-  for (int i = 7; i >= 0; --i, value >>= 8) bytes[static_cast<std::size_t>(i)] = static_cast<char>(value & 0xff);
-  return bytes;
-}
-
-std::int64_t from_big_endian(const std::string& bytes) {
-  std::uint64_t value = 0;
-  for (const char c : bytes) value = value << 8 | static_cast<unsigned char>(c);
-  return static_cast<std::int64_t>(value);
-}
-
-// A client's socket: its own context, closed with it.
-class ClientSocket {
- public:
-  explicit ClientSocket(int type) : context_(zmq_ctx_new()), socket_(zmq_socket(context_, type)) {
-    const int linger = 0;
-    zmq_setsockopt(socket_, ZMQ_LINGER, &linger, sizeof linger);
-  }
-  ~ClientSocket() {
-    zmq_close(socket_);
-    zmq_ctx_term(context_);
-  }
-  ClientSocket(const ClientSocket&) = delete;
-  ClientSocket& operator=(const ClientSocket&) = delete;
-  void* get() { return socket_; }
-
-  // The next message's frames, or nothing within `timeout_ms`.
-  std::vector<std::string> receive(int timeout_ms) {
-    zmq_pollitem_t item{socket_, 0, ZMQ_POLLIN, 0};
-    if (zmq_poll(&item, 1, timeout_ms) <= 0) return {};
-    std::vector<std::string> frames;
-    int more = 1;
-    while (more != 0) {
-      zmq_msg_t msg;
-      zmq_msg_init(&msg);
-      if (zmq_msg_recv(&msg, socket_, 0) < 0) {
-        zmq_msg_close(&msg);
-        break;
-      }
-      frames.emplace_back(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
-      more = zmq_msg_more(&msg);
-      zmq_msg_close(&msg);
-    }
-    return frames;
-  }
-
- private:
-  void* context_;
-  void* socket_;
-};
+using namespace std::chrono_literals;
 
 // Asks the replay socket for every batch from `start` on: (sequence number, payload) in order.
 std::map<std::int64_t, std::string> replay_from(const std::string& endpoint, std::int64_t start) {
-  ClientSocket dealer(ZMQ_DEALER);
-  EXPECT_EQ(zmq_connect(dealer.get(), endpoint.c_str()), 0);
-  const std::string first = big_endian(start);
-  zmq_send(dealer.get(), "", 0, ZMQ_SNDMORE);
-  zmq_send(dealer.get(), first.data(), first.size(), 0);
+  const ZmqContext context;
+  ZmqSocket dealer(context, ZMQ_DEALER, "test replay");
+  dealer.set(ZMQ_LINGER, 0);
+  dealer.connect(endpoint);
+  const std::array<char, 8> first = big_endian(start);
+  EXPECT_TRUE(dealer.send({"", {first.data(), first.size()}}));
   std::map<std::int64_t, std::string> batches;
   while (true) {
-    const std::vector<std::string> frames = dealer.receive(30'000);  // empty, sequence, payload
+    // empty, sequence, payload
+    const std::vector<std::string> frames = dealer.readable(30s) ? dealer.receive() : std::vector<std::string>{};
     if (frames.size() != 3) {
       ADD_FAILURE() << "a replay ended without its end marker (" << frames.size() << " frames)";
       break;
@@ -164,10 +117,11 @@ TEST(KvEventPublisher, ASubscriberFollowsTheCacheWhileThreadsGenerateAndReplayAg
                               .replay_endpoint = "ipc://" + (dir.path() / "replay").string(),
                               .topic = "kv",
                               .buffer_steps = 100'000};
-  ClientSocket subscriber(ZMQ_SUB);
-  const int unlimited = 0;  // the test reads everything, however far behind TSan makes it
-  zmq_setsockopt(subscriber.get(), ZMQ_RCVHWM, &unlimited, sizeof unlimited);
-  zmq_setsockopt(subscriber.get(), ZMQ_SUBSCRIBE, config.topic.data(), config.topic.size());
+  const ZmqContext context;
+  ZmqSocket subscriber(context, ZMQ_SUB, "test subscriber");
+  subscriber.set(ZMQ_LINGER, 0);
+  subscriber.set(ZMQ_RCVHWM, 0);  // unlimited: the test reads everything, however far behind TSan makes it
+  subscriber.set(ZMQ_SUBSCRIBE, config.topic);
 
   std::map<std::int64_t, std::string> live;  // sequence number → payload, as it arrived
   std::vector<std::map<std::int64_t, std::string>> replays;
@@ -175,15 +129,15 @@ TEST(KvEventPublisher, ASubscriberFollowsTheCacheWhileThreadsGenerateAndReplayAg
   std::thread reader;
   {
     KvEventPublisher publisher(pipeline, config);
-    ASSERT_EQ(zmq_connect(subscriber.get(), config.endpoint.c_str()), 0);
+    subscriber.connect(config.endpoint);
     reader = std::thread([&] {
       for (bool more = true; more;) {
         const bool was_generating = generating;
-        const std::vector<std::string> frames = subscriber.receive(was_generating ? 100 : 2000);
-        if (frames.empty()) {
+        if (!subscriber.readable(was_generating ? 100ms : 2s)) {
           more = was_generating;  // once the publisher has flushed, silence is the end
           continue;
         }
+        const std::vector<std::string> frames = subscriber.receive();
         ASSERT_EQ(frames.size(), 3u);
         EXPECT_EQ(frames[0], config.topic);
         const std::int64_t seq = from_big_endian(frames[1]);
@@ -194,7 +148,7 @@ TEST(KvEventPublisher, ASubscriberFollowsTheCacheWhileThreadsGenerateAndReplayAg
     std::thread replayer([&] {  // a router catching up from the start, again and again, meanwhile
       while (generating) {
         replays.push_back(replay_from(config.replay_endpoint, 0));
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        std::this_thread::sleep_for(10ms);
       }
     });
     std::vector<std::thread> threads;
