@@ -32,12 +32,14 @@ def test_true_or_stop_ends_the_answer_where_the_streamer_stopped(pipe):
 
         def streamer(piece, stop=stop):
             pieces.append(piece)
-            return stop if len(pieces) == 3 else None
+            return stop
 
         result = pipe.generate(PROMPT, greedy(30), streamer)
-        # Text pieces coalesce when the engine runs ahead of the streamer, so the third piece may
-        # be the last: the answer is what the streamer saw, whatever that was.
-        assert result.texts[0] == "".join(pieces) and full.startswith(result.texts[0])
+        # Text pieces coalesce when the engine runs ahead of the streamer (on a busy machine the
+        # first piece may hold the whole answer), so the streamer stops at its first: the answer
+        # is what it saw, whatever that was, and ends by its word.
+        assert len(pieces) == 1
+        assert result.texts[0] == pieces[0] and full.startswith(result.texts[0])
         reason = kiln.GenerationFinishReason.CANCEL if stop == kiln.StreamingStatus.CANCEL else kiln.GenerationFinishReason.STOP
         assert result.finish_reasons == [reason]
 
