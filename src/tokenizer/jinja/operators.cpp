@@ -195,12 +195,12 @@ Value add(Interpreter& interp, const Value& a, const Value& b) {
 }
 
 Value repeat(Interpreter& interp, const Value& seq, int64_t times) {
-  if (times <= 0) {
+  const size_t unit = seq.is_string() ? seq.as_string().size() : seq.items().size();
+  if (times <= 0 || unit == 0) {  // empty at once, however many times (not that many turns of a loop)
     if (seq.is_string()) return Value::string("", seq.is_safe());
     return seq.is_list() ? Value::list({}) : Value::tuple({});
   }
-  const size_t unit = seq.is_string() ? seq.as_string().size() : seq.items().size();
-  if (unit != 0 && static_cast<uint64_t>(times) > interp.limits().max_output_bytes / unit) {
+  if (static_cast<uint64_t>(times) > interp.limits().max_output_bytes / unit) {
     interp.check_size(interp.limits().max_output_bytes + 1);
   }
   const auto n = static_cast<size_t>(times);

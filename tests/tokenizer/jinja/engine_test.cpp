@@ -82,6 +82,9 @@ TEST(JinjaLimits, OutputSizeIsBounded) {
   // A single huge string is refused before it is built (the default limit is 64 MiB).
   EXPECT_KILN_ERROR(render("{{ 'x' * 100000000000 }}"), "LimitError", "bytes");
   EXPECT_KILN_ERROR(render("{{ ['x'] * 100000000000 }}"), "LimitError");
+  // Repeating an empty string or list any number of times is empty at once, as in Python (it was
+  // a loop of that many turns that no limit checked: a hang jinja_fuzz found).
+  EXPECT_EQ(render("{{ (x|trim) * 9000000000000000000 }}|{{ 3111 * (x|sort) * 3111177174 }}"), "|[]");
 }
 
 // Oracle: a template that loops 10^10 times stops at the step limit instead of running forever.
