@@ -187,6 +187,7 @@ ValueList Interpreter::iterate(const Value& iterable) {
     case Value::Kind::kString: {
       ValueList chars;
       const std::string& s = iterable.as_string();
+      check_items(s.size());  // at most one character a byte
       for (size_t i = 0; i < s.size();) {
         const size_t start = i;
         next_code_point(s, i);

@@ -88,6 +88,13 @@ void Interpreter::check_size(size_t bytes) const {
   }
 }
 
+void Interpreter::check_items(size_t count) const {
+  if (count > limits_.max_output_bytes / sizeof(Value)) {
+    raise(ErrorType::kLimitError, "a list of {} items exceeds kiln's limit of {} bytes ({} bytes an item)", count,
+          limits_.max_output_bytes, sizeof(Value));
+  }
+}
+
 void Interpreter::append_output(std::string& out, std::string_view text) const {
   check_size(out.size() + text.size());
   out += text;

@@ -21,7 +21,7 @@
 namespace kiln::jinja {
 
 struct RenderLimits {
-  size_t max_output_bytes = size_t{64} << 20;  // any string the template builds, too
+  size_t max_output_bytes = size_t{64} << 20;  // any string or list the template builds, too
   int max_call_depth = 128;                    // nested macro calls and recursive loops
   uint64_t max_steps = 20'000'000;             // evaluated nodes and loop iterations
   // Wall time of one render: real chat templates take well under a millisecond, so a hostile
@@ -71,6 +71,9 @@ class Interpreter {
   void count_step();
   void check_stack() const;
   void check_size(size_t bytes) const;  // a string about to be built; LimitError when too big
+  // A list about to be built from others: each item weighs a Value against the same limit (a
+  // 64 MiB list of items is gigabytes of Values).
+  void check_items(size_t count) const;
   const RenderLimits& limits() const { return limits_; }
   std::tm local_time() const { return local_time_(); }
   std::shared_ptr<Namespace> make_namespace();

@@ -182,9 +182,9 @@ Value add(Interpreter& interp, const Value& a, const Value& b) {
     raise(ErrorType::kTypeError, "can only concatenate str (not \"{}\") to str", type_name(b));
   }
   if (a.is_sequence() && a.kind() == b.kind()) {
+    interp.check_items(a.items().size() + b.items().size());
     ValueList items = a.items();
     items.insert(items.end(), b.items().begin(), b.items().end());
-    interp.check_size(items.size());
     return a.is_list() ? Value::list(std::move(items)) : Value::tuple(std::move(items));
   }
   if (a.is_sequence()) {
@@ -204,6 +204,7 @@ Value repeat(Interpreter& interp, const Value& seq, int64_t times) {
     interp.check_size(interp.limits().max_output_bytes + 1);
   }
   const auto n = static_cast<size_t>(times);
+  if (!seq.is_string()) interp.check_items(unit * n);
   if (seq.is_string()) {
     std::string out;
     out.reserve(unit * n);

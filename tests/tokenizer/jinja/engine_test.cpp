@@ -82,6 +82,14 @@ TEST(JinjaLimits, OutputSizeIsBounded) {
   // A single huge string is refused before it is built (the default limit is 64 MiB).
   EXPECT_KILN_ERROR(render("{{ 'x' * 100000000000 }}"), "LimitError", "bytes");
   EXPECT_KILN_ERROR(render("{{ ['x'] * 100000000000 }}"), "LimitError");
+  // Lists weigh their items as Values (about a hundred bytes each), or a list of 60M items, a
+  // byte each by count, would take gigabytes: repeated, doubled, or split from a string.
+  EXPECT_KILN_ERROR(render("{{ ([0] * 60000000)|length }}"), "LimitError", "60000000 items");
+  EXPECT_KILN_ERROR(render("{% set ns = namespace(x=[0]) %}{% for i in range(40) %}{% set ns.x = ns.x + ns.x %}"
+                           "{% endfor %}{{ ns.x|length }}"),
+                    "LimitError", "items");
+  EXPECT_KILN_ERROR(render("{{ ('x' * 60000000)|list|length }}"), "LimitError", "60000000 items");
+  EXPECT_EQ(render("{{ ([0] * 100000)|length }}|{{ ('x' * 100000)|list|length }}"), "100000|100000");
   // Repeating an empty string or list any number of times is empty at once, as in Python (it was
   // a loop of that many turns that no limit checked: a hang jinja_fuzz found).
   EXPECT_EQ(render("{{ (x|trim) * 9000000000000000000 }}|{{ 3111 * (x|sort) * 3111177174 }}"), "|[]");
