@@ -38,6 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view source(reinterpret_cast<const char*>(data), size);
   kiln::jinja::RenderOptions options;
   options.limits.max_output_bytes = size_t{1} << 20;
+  options.limits.max_memory_bytes = size_t{16} << 20;
   options.limits.max_steps = 200000;
   options.limits.max_call_depth = 32;
   options.local_time = [] { return kiln::jinja::make_local_time(2026, 12, 2, 13, 0, 0); };

@@ -8,6 +8,7 @@
 #include "tokenizer/jinja/objects.hpp"
 #include "tokenizer/jinja/operators.hpp"
 #include "tokenizer/jinja/python_repr.hpp"
+#include "tokenizer/jinja/render_memory.hpp"
 #include "tokenizer/jinja/tests.hpp"
 
 namespace kiln::jinja {
@@ -40,6 +41,7 @@ Interpreter::~Interpreter() {
 }
 
 std::string Interpreter::render(const ast::Body& body, const Dict& context) {
+  RenderMemory memory(limits_.max_memory_bytes);
   deadline_ = std::chrono::steady_clock::now() + limits_.max_time;
   char stack_marker;
   stack_base_ = &stack_marker;

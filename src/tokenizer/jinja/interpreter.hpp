@@ -1,8 +1,8 @@
 // Walks the syntax tree and renders it, with the semantics of Jinja2's compiled templates:
 // per-iteration loop scopes, macros that see their defining scope at call time, `set` that
 // leaks out of `if` but not out of `for`, and the immutable sandbox's attribute rules.
-// Bounded: output bytes, call depth and evaluation steps (RenderLimits) end a runaway template
-// with a clear error instead of exhausting memory, stack or time.
+// Bounded: output bytes, memory held, call depth, evaluation steps and time (RenderLimits) end
+// a runaway template with a clear error instead of exhausting memory, stack or time.
 #pragma once
 
 #include <chrono>
@@ -21,9 +21,10 @@
 namespace kiln::jinja {
 
 struct RenderLimits {
-  size_t max_output_bytes = size_t{64} << 20;  // any string or list the template builds, too
-  int max_call_depth = 128;                    // nested macro calls and recursive loops
-  uint64_t max_steps = 20'000'000;             // evaluated nodes and loop iterations
+  size_t max_output_bytes = size_t{64} << 20;   // any string or list the template builds, too
+  size_t max_memory_bytes = size_t{256} << 20;  // what the render's values hold at once (RenderMemory)
+  int max_call_depth = 128;                     // nested macro calls and recursive loops
+  uint64_t max_steps = 20'000'000;              // evaluated nodes and loop iterations
   // Wall time of one render: real chat templates take well under a millisecond, so a hostile
   // one trips this long before the step limit (seconds of work on a slow machine).
   std::chrono::milliseconds max_time{1000};

@@ -5,14 +5,80 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
+
+#include "tokenizer/jinja/render_memory.hpp"
 
 namespace kiln::jinja {
 
+namespace {
+
+// A payload shared by copies, weighed against the running render's memory while it lives.
+template <typename T>
+std::shared_ptr<const T> weighed_payload(T payload, size_t bytes) {
+  const uint32_t ticket = RenderMemory::acquire(bytes);
+  if (ticket == 0) return std::make_shared<const T>(std::move(payload));
+  return std::shared_ptr<const T>(new T(std::move(payload)), [ticket, bytes](const T* p) {
+    RenderMemory::release(ticket, bytes);
+    delete p;
+  });
+}
+
+// A dict entry's slot and its node in the key index (key string, position, link, hash).
+constexpr size_t kDictEntryBytes = sizeof(Dict::Entry) + 64;
+
+}  // namespace
+
 Value::Value() = default;
+
+Value::Value(const Value& other)
+    : kind_(other.kind_),
+      safe_(other.safe_),
+      weighed_(other.string_.empty() ? 0 : RenderMemory::acquire(other.string_.size())),
+      scalar_(other.scalar_),
+      string_(other.string_),
+      items_(other.items_),
+      dict_(other.dict_),
+      object_(other.object_),
+      undefined_(other.undefined_) {}
+
+Value::Value(Value&& other) noexcept
+    : kind_(other.kind_),
+      safe_(other.safe_),
+      weighed_(std::exchange(other.weighed_, 0)),
+      scalar_(other.scalar_),
+      string_(std::move(other.string_)),
+      items_(std::move(other.items_)),
+      dict_(std::move(other.dict_)),
+      object_(std::move(other.object_)),
+      undefined_(std::move(other.undefined_)) {}
+
+Value& Value::operator=(const Value& other) {
+  if (this != &other) *this = Value(other);
+  return *this;
+}
+
+Value& Value::operator=(Value&& other) noexcept {
+  if (this == &other) return *this;
+  RenderMemory::release(weighed_, string_.size());
+  kind_ = other.kind_;
+  safe_ = other.safe_;
+  weighed_ = std::exchange(other.weighed_, 0);
+  scalar_ = other.scalar_;
+  string_ = std::move(other.string_);
+  items_ = std::move(other.items_);
+  dict_ = std::move(other.dict_);
+  object_ = std::move(other.object_);
+  undefined_ = std::move(other.undefined_);
+  return *this;
+}
+
+Value::~Value() { RenderMemory::release(weighed_, string_.size()); }
 
 Value Value::undefined(std::string message, ErrorType error) {
   Value v;
-  v.undefined_ = std::make_shared<UndefinedInfo>(UndefinedInfo{std::move(message), error});
+  const size_t bytes = message.size();
+  v.undefined_ = weighed_payload(UndefinedInfo{std::move(message), error}, bytes);
   return v;
 }
 
@@ -48,6 +114,7 @@ Value Value::number(double d) {
 Value Value::string(std::string s, bool safe) {
   Value v = none();
   v.kind_ = Kind::kString;
+  if (!s.empty()) v.weighed_ = RenderMemory::acquire(s.size());
   v.string_ = std::move(s);
   v.safe_ = safe;
   return v;
@@ -56,7 +123,8 @@ Value Value::string(std::string s, bool safe) {
 Value Value::list(ValueList items) {
   Value v = none();
   v.kind_ = Kind::kList;
-  v.items_ = std::make_shared<const ValueList>(std::move(items));
+  const size_t bytes = items.size() * sizeof(Value);
+  v.items_ = weighed_payload(std::move(items), bytes);
   return v;
 }
 
@@ -69,7 +137,8 @@ Value Value::tuple(ValueList items) {
 Value Value::dict(Dict d) {
   Value v = none();
   v.kind_ = Kind::kDict;
-  v.dict_ = std::make_shared<const Dict>(std::move(d));
+  const size_t bytes = d.size() * kDictEntryBytes;
+  v.dict_ = weighed_payload(std::move(d), bytes);
   return v;
 }
 

@@ -42,6 +42,13 @@ class Value {
   enum class Kind : uint8_t { kUndefined, kNone, kBool, kInt, kFloat, kString, kList, kTuple, kDict, kObject };
 
   Value();  // undefined, without a name
+  // A copy copies the string and weighs it against the running render's memory (RenderMemory).
+  Value(const Value& other);
+  Value(Value&& other) noexcept;
+  Value& operator=(const Value& other);
+  Value& operator=(Value&& other) noexcept;
+  ~Value();
+
   static Value undefined(std::string message, ErrorType error = ErrorType::kUndefinedError);
   static Value undefined_name(std::string_view name);  // "'name' is undefined"
   static Value none();
@@ -86,6 +93,7 @@ class Value {
  private:
   Kind kind_ = Kind::kUndefined;
   bool safe_ = false;
+  uint32_t weighed_ = 0;  // the RenderMemory ticket string_'s bytes are weighed under; 0: none
   union {
     int64_t int_;
     double float_;

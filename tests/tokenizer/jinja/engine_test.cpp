@@ -95,6 +95,30 @@ TEST(JinjaLimits, OutputSizeIsBounded) {
   EXPECT_EQ(render("{{ (x|trim) * 9000000000000000000 }}|{{ 3111 * (x|sort) * 3111177174 }}"), "|[]");
 }
 
+// Oracle: what a render's values hold at once is bounded (RenderLimits::max_memory_bytes), not
+// only each string or list: these keep many copies of a big string alive, gigabytes within the
+// time limit at the default sizes without the budget. Memory given back counts: 20 strings of
+// 300 kB made and dropped in turn (6 MB made, under 1 MiB ever held) render.
+TEST(JinjaLimits, MemoryHeldAtOnceIsBounded) {
+  EXPECT_KILN_ERROR(render("{% set s = 'x' * 50000000 %}{{ [s, s, s, s, s, s]|length }}"), "LimitError",
+                    "268435456 bytes at once");
+  RenderOptions options;
+  options.limits.max_memory_bytes = 1 << 20;
+  const auto render_small = [&](const std::string& source, const Json& context = Json::object()) {
+    return render(source, context, options);
+  };
+  EXPECT_KILN_ERROR(render_small("{% set s = 'x' * 200000 %}{{ [s, s, s, s, s, s]|length }}"),
+                    "t.jinja:1:", "LimitError", "limit of 1048576 bytes at once");
+  EXPECT_KILN_ERROR(render_small("{% set ns = namespace(l=[]) %}{% set s = 'x' * 100000 %}{% for i in range(100) %}"
+                                 "{% set ns.l = ns.l + [s] %}{% endfor %}{{ ns.l|length }}"),
+                    "LimitError", "bytes at once");
+  EXPECT_EQ(render_small("{% for i in range(20) %}{{ ('x' * 300000)|length }},{% endfor %}").size(), 7u * 20);
+  EXPECT_EQ(render_small("{% set s = 'x' * 100000 %}{{ [s, s, s]|length }}"), "3");
+  // The caller's context is weighed as the render copies it in.
+  EXPECT_KILN_ERROR(render_small("{{ big|length }}", Json{{"big", std::string(2'000'000, 'z')}}), "LimitError");
+  EXPECT_EQ(render_small("{{ big|length }}", Json{{"big", std::string(300'000, 'z')}}), "300000");
+}
+
 // Oracle: a template that loops 10^10 times stops at the step limit instead of running forever.
 TEST(JinjaLimits, EvaluationStepsAreBounded) {
   RenderOptions options;
