@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds kiln and its tests with AddressSanitizer + UndefinedBehaviorSanitizer in their own build
-# tree and runs the suite there: every test not labelled slow (the fuzzers, ThreadSanitizer and
+# Builds kiln with AddressSanitizer + UndefinedBehaviorSanitizer (its own code; the test code is
+# left plain, src/CMakeLists.txt says why) in its own build tree, with its tests, and runs the
+# suite there: every test not labelled slow (the fuzzers, ThreadSanitizer and
 # this run are slow ones) or oclgrind (the OpenCL kernels under Oclgrind, minutes of interpreted
 # device code; the GPU host code runs under ASan in the PoCL tests). Any report fails its test
 # (halt_on_error). The Python package is left out: an ASan-built extension cannot load into a
@@ -17,7 +18,11 @@ cmake --build "$build"
 # measures the real stack. handle_sigbus=0: kiln's own handler names a mapped file that shrank
 # (MappedFileDeathTest), and ASan's would take its place.
 export ASAN_OPTIONS="halt_on_error=1 detect_leaks=1 strict_string_checks=1 handle_sigbus=0"
+export LSAN_OPTIONS="suppressions=$src/tests/sanitizers/lsan.supp print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
+# schemathesis against the instrumented server: fewer examples, and a minute for an answer that
+# takes ten seconds or more under ASan (a long prompt on a busy machine), instead of its 10 s.
+export KILN_SCHEMATHESIS_EXAMPLES=30 KILN_SCHEMATHESIS_REQUEST_TIMEOUT=60
 # install_and_consume builds a consumer without the sanitizer's flags against the instrumented
 # library, which cannot link: not a finding.
 ctest --test-dir "$build" --output-on-failure -j2 -LE 'slow|oclgrind' -E '^install_and_consume$'

@@ -41,6 +41,7 @@ def test_server_conforms_to_its_openapi_document(short_answers_server, tmp_path)
                "-H", f"Authorization: Bearer {API_KEY}",
                "--checks", "all", "--exclude-checks", "positive_data_acceptance",
                "--max-examples", os.environ.get("KILN_SCHEMATHESIS_EXAMPLES", "60"),
+               "--request-timeout", os.environ.get("KILN_SCHEMATHESIS_REQUEST_TIMEOUT", "10"),
                "--seed", "1", "--workers", "1", "--no-color"]
     # In a scratch directory: schemathesis keeps a cache in its working directory.
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
