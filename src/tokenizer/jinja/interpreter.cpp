@@ -29,6 +29,7 @@ void Scope::set(std::string_view name, Value value) {
       return;
     }
   }
+  RenderMemory::acquire(sizeof(vars_[0]) + name.size());  // held, like the scope, to the render's end
   vars_.emplace_back(std::string(name), std::move(value));
 }
 
@@ -56,7 +57,13 @@ std::string Interpreter::render(const ast::Body& body, const Dict& context) {
   return out;
 }
 
-Scope* Interpreter::new_scope(Scope* parent) { return &scopes_.emplace_back(parent); }
+Scope* Interpreter::new_scope(Scope* parent) {
+  // Every scope lives to the end of the render (macros and loops may still refer to it), so a
+  // long loop holds one for each turn: weighed like values, or a loop of millions of turns
+  // within the time limit would hold gigabytes.
+  RenderMemory::acquire(sizeof(Scope));
+  return &scopes_.emplace_back(parent);
+}
 
 std::shared_ptr<Namespace> Interpreter::make_namespace() {
   auto ns = std::make_shared<Namespace>();

@@ -114,6 +114,11 @@ TEST(JinjaLimits, MemoryHeldAtOnceIsBounded) {
                     "LimitError", "bytes at once");
   EXPECT_EQ(render_small("{% for i in range(20) %}{{ ('x' * 300000)|length }},{% endfor %}").size(), 7u * 20);
   EXPECT_EQ(render_small("{% set s = 'x' * 100000 %}{{ [s, s, s]|length }}"), "3");
+  // Every loop turn's scope lives to the render's end: a loop of millions of turns held gigabytes
+  // within the time limit before scopes were weighed.
+  EXPECT_KILN_ERROR(render_small("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"),
+                    "LimitError", "bytes at once");
+  EXPECT_EQ(render_small("{% for i in range(1000) %}{% set x = i %}{% endfor %}done"), "done");
   // The caller's context is weighed as the render copies it in.
   EXPECT_KILN_ERROR(render_small("{{ big|length }}", Json{{"big", std::string(2'000'000, 'z')}}), "LimitError");
   EXPECT_EQ(render_small("{{ big|length }}", Json{{"big", std::string(300'000, 'z')}}), "300000");
