@@ -4,8 +4,9 @@
 // namespace that grows each iteration), which the time limit alone would allow by gigabytes.
 // Weighed: the bytes of every string a Value holds (copying a Value copies its string), the
 // slots of every list, tuple and dict, undefined values' messages, and the scopes and variables
-// of the render (kept to its end), while a render runs on this thread. Values made outside a render (the template's literals, the caller's context)
-// weigh nothing until a render copies them.
+// of the render (kept to its end), while a render runs on this thread. Values made outside a
+// render (the template's literals, the caller's context) weigh nothing until a render copies
+// them.
 #pragma once
 
 #include <cstddef>

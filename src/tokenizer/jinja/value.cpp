@@ -60,7 +60,7 @@ Value& Value::operator=(const Value& other) {
 
 Value& Value::operator=(Value&& other) noexcept {
   if (this == &other) return *this;
-  RenderMemory::release(weighed_, string_.size());
+  if (weighed_ != 0) RenderMemory::release(weighed_, string_.size());
   kind_ = other.kind_;
   safe_ = other.safe_;
   weighed_ = std::exchange(other.weighed_, 0);
@@ -73,7 +73,9 @@ Value& Value::operator=(Value&& other) noexcept {
   return *this;
 }
 
-Value::~Value() { RenderMemory::release(weighed_, string_.size()); }
+Value::~Value() {
+  if (weighed_ != 0) RenderMemory::release(weighed_, string_.size());
+}
 
 Value Value::undefined(std::string message, ErrorType error) {
   Value v;
