@@ -15,13 +15,24 @@ namespace {
 
 // A payload shared by copies, weighed against the running render's memory while it lives.
 template <typename T>
+struct Weighed {
+  Weighed(T p, uint32_t t, size_t b) : payload(std::move(p)), ticket(t), bytes(b) {}
+  ~Weighed() {
+    if (ticket != 0) RenderMemory::release(ticket, bytes);
+  }
+  Weighed(const Weighed&) = delete;
+  Weighed& operator=(const Weighed&) = delete;
+
+  T payload;
+  uint32_t ticket;
+  size_t bytes;
+};
+
+// One allocation, as make_shared makes: the pointer aliases the payload inside its Weighed.
+template <typename T>
 std::shared_ptr<const T> weighed_payload(T payload, size_t bytes) {
-  const uint32_t ticket = RenderMemory::acquire(bytes);
-  if (ticket == 0) return std::make_shared<const T>(std::move(payload));
-  return std::shared_ptr<const T>(new T(std::move(payload)), [ticket, bytes](const T* p) {
-    RenderMemory::release(ticket, bytes);
-    delete p;
-  });
+  auto weighed = std::make_shared<Weighed<T>>(std::move(payload), RenderMemory::acquire(bytes), bytes);
+  return std::shared_ptr<const T>(weighed, &weighed->payload);
 }
 
 // A dict entry's slot and its node in the key index (key string, position, link, hash).
@@ -30,52 +41,6 @@ constexpr size_t kDictEntryBytes = sizeof(Dict::Entry) + 64;
 }  // namespace
 
 Value::Value() = default;
-
-Value::Value(const Value& other)
-    : kind_(other.kind_),
-      safe_(other.safe_),
-      weighed_(other.string_.empty() ? 0 : RenderMemory::acquire(other.string_.size())),
-      scalar_(other.scalar_),
-      string_(other.string_),
-      items_(other.items_),
-      dict_(other.dict_),
-      object_(other.object_),
-      undefined_(other.undefined_) {}
-
-Value::Value(Value&& other) noexcept
-    : kind_(other.kind_),
-      safe_(other.safe_),
-      weighed_(std::exchange(other.weighed_, 0)),
-      scalar_(other.scalar_),
-      string_(std::move(other.string_)),
-      items_(std::move(other.items_)),
-      dict_(std::move(other.dict_)),
-      object_(std::move(other.object_)),
-      undefined_(std::move(other.undefined_)) {}
-
-Value& Value::operator=(const Value& other) {
-  if (this != &other) *this = Value(other);
-  return *this;
-}
-
-Value& Value::operator=(Value&& other) noexcept {
-  if (this == &other) return *this;
-  if (weighed_ != 0) RenderMemory::release(weighed_, string_.size());
-  kind_ = other.kind_;
-  safe_ = other.safe_;
-  weighed_ = std::exchange(other.weighed_, 0);
-  scalar_ = other.scalar_;
-  string_ = std::move(other.string_);
-  items_ = std::move(other.items_);
-  dict_ = std::move(other.dict_);
-  object_ = std::move(other.object_);
-  undefined_ = std::move(other.undefined_);
-  return *this;
-}
-
-Value::~Value() {
-  if (weighed_ != 0) RenderMemory::release(weighed_, string_.size());
-}
 
 Value Value::undefined(std::string message, ErrorType error) {
   Value v;
