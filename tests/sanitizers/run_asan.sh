@@ -3,9 +3,10 @@
 # left plain, src/CMakeLists.txt says why) in its own build tree, with its tests, and runs the
 # suite there: every test not labelled slow (the fuzzers, ThreadSanitizer and this run are slow
 # ones) or oclgrind (the OpenCL kernels under Oclgrind, minutes of interpreted device code; the
-# GPU host code runs under ASan in the PoCL tests). Any report fails its test (halt_on_error). The Python package is left out: an ASan-built extension cannot load into a
-# Python that is not built with ASan. -O1 with line tables compiles in less than half the time
-# of -O2 -g and keeps file:line in the reports.
+# GPU host code runs under ASan in the PoCL tests). Any report fails its test (halt_on_error).
+# The Python package is left out: an ASan-built extension cannot load into a Python that is not
+# built with ASan. -O1 with line tables compiles in less than half the time of -O2 -g and keeps
+# file:line in the reports.
 #   run_asan.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1 build=$2
