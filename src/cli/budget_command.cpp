@@ -22,6 +22,7 @@
 #include "ir/openvino_model.hpp"
 #include "runtime/gpu/gpu_devices.hpp"
 #include "util/error.hpp"
+#include "util/path_probe.hpp"
 
 namespace kiln::cli {
 namespace {
@@ -53,8 +54,7 @@ std::string mib(std::uint64_t bytes) {
 std::string human(std::uint64_t bytes) { return bytes >= (std::uint64_t{1} << 28) ? gib(bytes) : mib(bytes); }
 
 bool has_weights(const std::filesystem::path& dir) {
-  return std::filesystem::exists(dir / "model.safetensors") ||
-         std::filesystem::exists(dir / "model.safetensors.index.json");
+  return path_exists(dir / "model.safetensors") || path_exists(dir / "model.safetensors.index.json");
 }
 
 // The checkpoint as stored, when there are weights to look at.

@@ -15,6 +15,7 @@
 #include "export/openvino_ir_writer.hpp"
 #include "ir/ir_model.hpp"
 #include "util/error.hpp"
+#include "util/path_probe.hpp"
 
 namespace kiln::cli {
 namespace {
@@ -81,7 +82,7 @@ void run_export(const ExportFlags& flags, const std::vector<std::string>& comman
     fail(ErrorKind::kInvalidInput, "--format {}: accepted formats are kiln and openvino", flags.format);
   }
   const bool openvino = flags.format == "openvino";
-  if (openvino && fs::exists(flags.out)) fail(ErrorKind::kInvalidInput, "{}: already exists", flags.out);
+  if (openvino && path_exists(flags.out)) fail(ErrorKind::kInvalidInput, "{}: already exists", flags.out);
   if (openvino && ir::IrModel::is_ir_dir(flags.model)) {
     if (has_compression_flags(flags)) {
       fail(ErrorKind::kInvalidInput,
@@ -95,7 +96,7 @@ void run_export(const ExportFlags& flags, const std::vector<std::string>& comman
     warn_tokenizer_skipped(written, flags.out);
     return;
   }
-  if (openvino && fs::exists(fs::path(flags.model) / "config.json")) {
+  if (openvino && path_exists(fs::path(flags.model) / "config.json")) {
     exporter::check_openvino_export_supported(ir::load_model_config(fs::path(flags.model) / "config.json"));
   }
   const InterruptGuard interrupt;

@@ -12,6 +12,7 @@
 #include "ir/ir_model.hpp"
 #include "ir/openvino_model.hpp"
 #include "models/tensor_specs.hpp"
+#include "util/path_probe.hpp"
 
 namespace kiln::cli {
 namespace {
@@ -105,7 +106,7 @@ void inspect_gguf(const std::filesystem::path& path) {
 }
 
 void inspect(const std::filesystem::path& dir) {
-  if (std::filesystem::is_regular_file(dir) && dir.extension() == ".gguf") {
+  if (is_file_path(dir) && dir.extension() == ".gguf") {
     inspect_gguf(dir);
     return;
   }

@@ -58,6 +58,10 @@ int main(int argc, char** argv) {
   } catch (const kiln::Error& e) {
     std::cerr << "kiln: error: " << e.what() << "\n";
     return e.kind() == kiln::ErrorKind::kInternal ? 3 : 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the system refused (too long, no permission): the user's files, not a bug in kiln.
+    std::cerr << "kiln: error: " << e.path1().string() << ": " << e.code().message() << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "kiln: internal error: " << e.what() << "\n";
     return 3;

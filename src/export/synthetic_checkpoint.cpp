@@ -13,6 +13,7 @@
 #include "util/error.hpp"
 #include "util/file_io.hpp"
 #include "util/half.hpp"
+#include "util/path_probe.hpp"
 
 namespace kiln::exporter {
 namespace {
@@ -160,7 +161,7 @@ SynthResult synthesize_checkpoint(const SynthOptions& o) {
   Json config_json;
   if (auto preset = synth_preset_config(o.like)) {
     config_json = *preset;
-  } else if (fs::is_regular_file(o.like)) {
+  } else if (is_file_path(o.like)) {
     config_json = read_json_file(o.like);
   } else {
     fail(

@@ -10,12 +10,13 @@
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/path_probe.hpp"
 
 namespace kiln::genai {
 
 Tokenizer model_tokenizer(const std::filesystem::path& path) {
   if (!ir::GgufModel::is_gguf_file(path)) {
-    if (!std::filesystem::exists(path / "tokenizer.json") && std::filesystem::exists(path / "openvino_tokenizer.xml")) {
+    if (!path_exists(path / "tokenizer.json") && path_exists(path / "openvino_tokenizer.xml")) {
       fail(ErrorKind::kNotFound,
            "{}: has openvino_tokenizer.xml but no tokenizer.json; kiln tokenizes with the Hugging Face tokenizer "
            "files (tokenizer.json, tokenizer_config.json) that optimum-cli exports beside it: copy them from the "

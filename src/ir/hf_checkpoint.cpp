@@ -3,33 +3,34 @@
 #include <set>
 
 #include "util/error.hpp"
+#include "util/path_probe.hpp"
 
 namespace kiln::ir {
 
 namespace fs = std::filesystem;
 
-bool HfCheckpoint::is_checkpoint_dir(const fs::path& dir) { return fs::is_regular_file(dir / "config.json"); }
+bool HfCheckpoint::is_checkpoint_dir(const fs::path& dir) { return is_file_path(dir / "config.json"); }
 
 HfCheckpoint::HfCheckpoint(const fs::path& dir) : dir_(dir) {
-  if (!fs::is_directory(dir)) fail(ErrorKind::kNotFound, "{}: not a directory", dir.string());
+  if (!is_directory_path(dir)) fail(ErrorKind::kNotFound, "{}: not a directory", dir.string());
   const fs::path config_path = dir / "config.json";
-  if (!fs::exists(config_path)) {
+  if (!path_exists(config_path)) {
     fail(ErrorKind::kNotFound, "{}: no config.json: not a Hugging Face checkpoint directory", dir.string());
   }
   config_ = load_model_config(config_path);
-  if (fs::exists(dir / "generation_config.json")) {
+  if (path_exists(dir / "generation_config.json")) {
     generation_config_ = read_json_file(dir / "generation_config.json");
     if (!generation_config_.is_object()) fail("{}: must be a JSON object", (dir / "generation_config.json").string());
   }
 
   const fs::path single = dir / "model.safetensors";
   const fs::path index = dir / "model.safetensors.index.json";
-  if (fs::exists(index)) {
+  if (path_exists(index)) {
     open_sharded(index);
-  } else if (fs::exists(single)) {
+  } else if (path_exists(single)) {
     shards_.push_back(std::make_unique<SafetensorsFile>(single));
     for (const auto& [name, view] : shards_.back()->tensors()) views_.emplace(name, view);
-  } else if (fs::exists(dir / "pytorch_model.bin")) {
+  } else if (path_exists(dir / "pytorch_model.bin")) {
     fail(ErrorKind::kUnsupported,
          "{}: has only pytorch_model.bin; kiln reads safetensors (re-save the model with "
          "save_pretrained(..., safe_serialization=True))",
@@ -59,7 +60,7 @@ void HfCheckpoint::open_sharded(const fs::path& index_path) {
   }
   for (const auto& [shard, names] : expected) {
     const fs::path shard_path = dir_ / shard;
-    if (!fs::exists(shard_path)) {
+    if (!path_exists(shard_path)) {
       fail(ErrorKind::kNotFound, "{}: shard '{}' listed in the weight_map is missing", index_path.string(), shard);
     }
     shards_.push_back(std::make_unique<SafetensorsFile>(shard_path));

@@ -5,6 +5,7 @@
 
 #include "util/error.hpp"
 #include "util/file_io.hpp"
+#include "util/path_probe.hpp"
 #include "util/sha256.hpp"
 
 namespace kiln::ir {
@@ -14,7 +15,7 @@ namespace fs = std::filesystem;
 
 Json read_model_json(const fs::path& dir) {
   const fs::path path = dir / kIrModelJson;
-  if (!fs::exists(path)) fail(ErrorKind::kNotFound, "{}: no {}: not a kiln IR directory", dir.string(), kIrModelJson);
+  if (!path_exists(path)) fail(ErrorKind::kNotFound, "{}: no {}: not a kiln IR directory", dir.string(), kIrModelJson);
   Json json = read_json_file(path);
   if (!json.is_object()) fail("{}: must be a JSON object", path.string());
   return json;
@@ -40,13 +41,13 @@ void check_format_version(const JsonFields& f) {
 
 MappedFile map_model_bin(const fs::path& dir) {
   const fs::path path = dir / kIrModelBin;
-  if (!fs::exists(path)) fail(ErrorKind::kNotFound, "{}: {} is missing", dir.string(), kIrModelBin);
+  if (!path_exists(path)) fail(ErrorKind::kNotFound, "{}: {} is missing", dir.string(), kIrModelBin);
   return MappedFile(path);
 }
 
 }  // namespace
 
-bool IrModel::is_ir_dir(const fs::path& dir) { return fs::is_regular_file(dir / kIrModelJson); }
+bool IrModel::is_ir_dir(const fs::path& dir) { return is_file_path(dir / kIrModelJson); }
 
 IrModel::IrModel(const fs::path& dir, IrOpenOptions options) : dir_(dir), bin_(map_model_bin(dir)) {
   const std::string model_json = (dir / kIrModelJson).string();
@@ -61,7 +62,7 @@ IrModel::IrModel(const fs::path& dir, IrOpenOptions options) : dir_(dir), bin_(m
   validate_tensor_table(entries_, bin_.size(), model_json, bin_.path().string());
 
   const fs::path generation = dir / "generation_config.json";
-  if (fs::exists(generation)) {
+  if (path_exists(generation)) {
     generation_config_ = read_json_file(generation);
     if (!generation_config_.is_object()) fail("{}: must be a JSON object", generation.string());
   }

@@ -6,6 +6,7 @@
 #include "ir/ir_tensor_table.hpp"
 #include "util/error.hpp"
 #include "util/file_io.hpp"
+#include "util/path_probe.hpp"
 #include "util/sha256.hpp"
 
 namespace kiln::ir {
@@ -34,7 +35,7 @@ void write_manifest(const fs::path& dir, Json body, const std::map<std::string, 
 
 VerifyReport verify_manifest(const fs::path& dir) {
   const fs::path path = dir / kIrManifestJson;
-  if (!fs::exists(path)) fail(ErrorKind::kNotFound, "{}: no {} to verify against", dir.string(), kIrManifestJson);
+  if (!path_exists(path)) fail(ErrorKind::kNotFound, "{}: no {} to verify against", dir.string(), kIrManifestJson);
   const Json manifest = read_json_file(path);
   if (!manifest.is_object() || !manifest.contains("files") || !manifest["files"].is_object()) {
     fail("{}: field 'files' must be an object of file digests", path.string());
@@ -43,7 +44,7 @@ VerifyReport verify_manifest(const fs::path& dir) {
   for (const auto& [name, entry] : manifest["files"].items()) {
     JsonFields f(entry, fmt::format("{}: files.{}", path.string(), name));
     const std::string expected = f.get<std::string>("sha256");
-    if (name.find('/') != std::string::npos || !fs::is_regular_file(dir / name)) {
+    if (name.find('/') != std::string::npos || !is_file_path(dir / name)) {
       report.problems.push_back(fmt::format("{}: missing", (dir / name).string()));
       continue;
     }

@@ -6,6 +6,7 @@
 #include "util/error.hpp"
 #include "util/file_io.hpp"
 #include "util/half.hpp"
+#include "util/path_probe.hpp"
 
 namespace kiln::ir {
 namespace {
@@ -111,14 +112,14 @@ bool OpenVinoModel::is_openvino_dir(const fs::path& dir) {
 OpenVinoModel::OpenVinoModel(const fs::path& dir)
     : dir_(dir), bin_(dir / "openvino_model.bin"), graph_(dir / "openvino_model.xml") {
   const fs::path config_path = dir / "config.json";
-  if (!fs::exists(config_path)) {
+  if (!path_exists(config_path)) {
     fail(ErrorKind::kNotFound,
          "{}: no config.json; kiln reads an OpenVINO IR's architecture from the Hugging Face config that "
          "optimum-cli writes beside it",
          dir.string());
   }
   config_ = load_model_config(config_path);
-  if (fs::exists(dir / "generation_config.json")) {
+  if (path_exists(dir / "generation_config.json")) {
     generation_config_ = read_json_file(dir / "generation_config.json");
     if (!generation_config_.is_object()) fail("{}: must be a JSON object", (dir / "generation_config.json").string());
   }

@@ -9,6 +9,7 @@
 #include "tokenizer/tokenizer_impl.hpp"
 #include "tokenizer/unicode.hpp"
 #include "util/json.hpp"
+#include "util/path_probe.hpp"
 
 namespace kiln {
 namespace tok {
@@ -52,7 +53,7 @@ Tokenizer::Tokenizer(std::shared_ptr<const tok::TokenizerImpl> impl) : impl_(std
 
 Tokenizer Tokenizer::from_dir(const std::filesystem::path& dir) {
   const auto json = dir / "tokenizer.json";
-  if (!std::filesystem::is_regular_file(json)) {
+  if (!is_file_path(json)) {
     fail(ErrorKind::kNotFound, "{}: no tokenizer.json in this directory", dir.string());
   }
   return Tokenizer(tok::load_tokenizer(json, dir / "tokenizer_config.json", dir / "chat_template.jinja"));

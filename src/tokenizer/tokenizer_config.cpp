@@ -3,6 +3,7 @@
 #include "tokenizer/tokenizer_config.hpp"
 
 #include "util/file_io.hpp"
+#include "util/path_probe.hpp"
 
 namespace kiln::tok {
 namespace {
@@ -95,7 +96,7 @@ TokenizerConfig parse_tokenizer_config(Json json, const std::string& origin) {
 TokenizerConfig read_tokenizer_config(const std::filesystem::path& config_path,
                                       const std::filesystem::path& chat_template_path) {
   TokenizerConfig config;
-  if (!config_path.empty() && std::filesystem::exists(config_path)) {
+  if (!config_path.empty() && path_exists(config_path)) {
     Json json;
     try {
       json = read_json_file(config_path);
@@ -104,7 +105,7 @@ TokenizerConfig read_tokenizer_config(const std::filesystem::path& config_path,
     }
     config = parse_tokenizer_config(std::move(json), config_path.filename().string());
   }
-  if (!chat_template_path.empty() && std::filesystem::exists(chat_template_path)) {
+  if (!chat_template_path.empty() && path_exists(chat_template_path)) {
     config.chat_template = read_file(chat_template_path);
   }
   return config;

@@ -70,8 +70,8 @@ std::string read_file(const std::filesystem::path& path) {
   if (std::filesystem::is_directory(path, ec)) fail("{}: is a directory, not a file", path.string());
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    fail(std::filesystem::exists(path) ? ErrorKind::kIo : ErrorKind::kNotFound, "{}: cannot open: {}", path.string(),
-         std::strerror(errno));
+    fail(errno == ENOENT || errno == ENOTDIR ? ErrorKind::kNotFound : ErrorKind::kIo, "{}: cannot open: {}",
+         path.string(), std::strerror(errno));
   }
   std::string contents;
   try {

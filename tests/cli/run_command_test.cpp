@@ -139,6 +139,16 @@ TEST(RunCommand, BadInputGivesClearErrors) {
   auto r = run_kiln({"run", "--model", "/nonexistent/model", "-p", "x"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("/nonexistent/model"), std::string::npos) << r.err;
+  // A path the system refuses to look up is bad input too, not an internal error.
+  const std::string too_long = "/tmp/" + std::string(300, 'm');
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"run", "--model", too_long, "-p", "x"},
+                                               {"inspect", too_long},
+                                               {"budget", "--model", too_long}}) {
+    r = run_kiln(args);
+    EXPECT_EQ(r.exit_code, 1) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("File name too long"), std::string::npos) << args[0] << ": " << r.err;
+    EXPECT_EQ(r.err.find("internal"), std::string::npos) << args[0] << ": " << r.err;
+  }
   const auto dir = (testing::test_data_dir() / "checkpoints" / "llama3_tiny").string();
   r = run_kiln({"run", "--model", dir, "-p", "x", "--top-p", "1.5"});
   EXPECT_NE(r.exit_code, 0);

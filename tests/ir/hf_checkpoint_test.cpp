@@ -75,6 +75,18 @@ TEST(HfCheckpoint, IndexMayNotEscapeDirectory) {
   EXPECT_KILN_ERROR(HfCheckpoint(dir.path() / "m"), "weight_map", "not a file in this directory");
 }
 
+// Found by model_files_fuzz: a name past the system's limit made the existence check throw a
+// std::filesystem error, which nothing caught.
+TEST(HfCheckpoint, IndexNamingAShardTooLongToLookUpIsAnError) {
+  testing::TempDir dir;
+  copy_dir(checkpoint("llama2_tiny"), dir.path() / "m");
+  const fs::path index_path = dir.path() / "m" / "model.safetensors.index.json";
+  Json index = read_json_file(index_path);
+  index["weight_map"]["model.norm.weight"] = std::string(300, 'a') + ".safetensors";
+  write_file_atomic(index_path, index.dump());
+  EXPECT_KILN_ERROR(HfCheckpoint(dir.path() / "m"), "cannot be looked up", "File name too long");
+}
+
 TEST(HfCheckpoint, BadGenerationConfig) {
   testing::TempDir dir;
   copy_dir(checkpoint("llama3_tiny"), dir.path() / "m");
