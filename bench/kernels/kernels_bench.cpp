@@ -1,8 +1,8 @@
 // Kernel microbenchmarks: decode GEMV over a Llama-3.2-1B-shaped weight set (GB/s of weight
 // bytes and their share of the streaming-read bandwidth measured around each benchmark, the
-// roofline), and
-// prefill GEMM at n = 26 and 512, bf16 and kiln-tiny's f16 shapes at 128 (GFLOP/s). Threads split output rows as the
-// runtime will.
+// roofline); GEMM at n = 26 and 512 (prefill) and 64 (a continuous-batching decode step), bf16
+// and kiln-tiny's f16 shapes at 128 (GFLOP/s); decode attention over 64 sequences (K/V GB/s
+// against the same roofline). Threads split the work as the runtime will.
 //   kernels_bench [--isa=avx2|avx512|...] [google-benchmark flags]
 #include <benchmark/benchmark.h>
 
@@ -16,6 +16,7 @@
 #include <memory>
 #include <tuple>
 
+#include "attention_decode.hpp"
 #include "kernels/matmul.hpp"
 #include "layer_set.hpp"
 #include "runtime/cpu/linear_runner.hpp"
@@ -248,7 +249,7 @@ void register_all() {
   }
   const Weights prefill_sets[] = {{WeightScheme::kInt4Sym, 128}, {WeightScheme::kInt8Sym, 0}, {WeightScheme::kBf16, 0}};
   for (const Weights& w : prefill_sets) {
-    for (std::size_t n : {26, 128, 512}) {
+    for (std::size_t n : {26, 64, 128, 512}) {
       // 128 rows: one calibration sample of `kiln export`, which runs its forward on bf16 weights.
       if (n == 128 && w.scheme != WeightScheme::kBf16) continue;
       for (std::size_t threads : {1, 2}) {
@@ -285,6 +286,21 @@ void register_all() {
                      0,
                      op};
       benchmark::RegisterBenchmark(config_name("gemv", c).c_str(), bench_matmul, c)->UseRealTime();
+    }
+  }
+  // Decode attention of a 64-sequence batch at the serving benchmark's mean context (128-token
+  // prompts, 128 new tokens) and at a long one, in the default (f16) and u8 KV precisions.
+  for (ElementType element : {ElementType::kF16, ElementType::kU8}) {
+    for (std::int64_t context : {192, 1024}) {
+      for (std::size_t threads : {1, 2}) {
+        const AttentionDecodeConfig c{element, 64, context};
+        const std::string name = "attention/decode/kv_" + std::string(element_type_name(element)) + "/seqs" +
+                                 std::to_string(c.sequences) + "/context" + std::to_string(context) +
+                                 "/threads:" + std::to_string(threads);
+        benchmark::RegisterBenchmark(name.c_str(), [c, threads](benchmark::State& state) {
+          bench_attention_decode(state, c, g_isa, pool_for(threads), stream_bandwidth(threads));
+        })->UseRealTime();
+      }
     }
   }
   // Each projection shape of the 1B model alone at the 26-token prompt, int4 × int8 (act group

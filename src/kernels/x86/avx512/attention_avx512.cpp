@@ -1,10 +1,12 @@
-// AVX-512 paged attention: for each position the K row is decoded 16 lanes at a time and dotted
-// with every query head of the GQA group (so K and V are read once per group, not per head);
-// the 16 positions' dot products are summed in one transposing tree per head, then one
-// online-softmax update per head and one pass over the V rows with the accumulators in
-// registers. Prefill (attend_rows) decodes each 16-position chunk once for many query rows. No std:: here: this
-// translation unit is compiled with AVX-512 flags and must not emit weak symbols that baseline code could bind to (see
-// src/kernels/CMakeLists.txt).
+// AVX-512 paged attention. Decode (attend): the GQA group's heads go in passes whose head count
+// is a template argument, so every accumulator lives in a register. Per chunk of 16 positions
+// the K rows are decoded 16 lanes at a time and dotted with every head of the pass (K and V are
+// read once per group, not per head), a few positions' dot vectors at a time summed in one
+// transposing tree; then one online-softmax update per head and one pass over the V rows. The
+// next chunk's rows are looked up and prefetched while one is computed. Prefill (attend_rows)
+// decodes each 16-position chunk once for many query rows. No std:: here: this translation unit
+// is compiled with AVX-512 flags and must not emit weak symbols that baseline code could bind to
+// (see src/kernels/CMakeLists.txt).
 #include <immintrin.h>
 
 #include "kernels/x86/attend_rows_walk.hpp"
@@ -60,26 +62,66 @@ inline __m512 sum_each(const __m512 (&v)[kPositionsPerPass]) {
   return _mm512_add_ps(_mm512_shuffle_f32x4(low, high, 0x88), _mm512_shuffle_f32x4(low, high, 0xDD));
 }
 
-// scores[h][j] = scale · q_h · k_j for the positions [p0, p0 + count).
-template <ElementType E>
-void score_positions(const PagedKv& kv, const AttentionQuery& q, const float* qh, long heads, long p0, long count,
-                     long row_bytes, float (*scores)[kPositionsPerPass]) {
-  const long hd = kv.head_dim;
-  __m512 dots[kHeadsPerPass][kPositionsPerPass];
-  for (long j = 0; j < kPositionsPerPass; ++j) {
-    for (long h = 0; h < heads; ++h) dots[h][j] = _mm512_setzero_ps();
-    if (j >= count) continue;
-    const RowAddress r = row_address(kv, q, p0 + j, row_bytes);
-    for (long i = 0; i < hd; i += 16) {
-      const __mmask16 m = vm::first_lanes(hd - i);
-      const __m512 k = load16<E>(r.keys, i, m, r.key_params, kv.group_size);
-      for (long h = 0; h < heads; ++h) {
-        dots[h][j] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, qh + h * hd + i), k, dots[h][j]);
-      }
+// The K/V rows of positions [p0, p0 + count) (count <= 16) with one block-table lookup per block
+// rather than a division per position, and each block's run of rows asked for (the blocks lie
+// anywhere in the pool, where the hardware prefetcher finds them only after the first misses).
+// The rows past count repeat the last one, so a chunk's score loop needs no bounds (their
+// scores are masked off). NOTE: the prefetches stay here, beside the address arithmetic: GCC 12
+// dropped them from a separate loop over the finished rows.
+inline void chunk_rows(const PagedKv& kv, const AttentionQuery& q, long p0, long count, long row_bytes,
+                       RowAddress (&rows)[kPositionsPerPass]) {
+  long j = 0;
+  while (j < count) {
+    const RowAddress first = row_address(kv, q, p0 + j, row_bytes);
+    const long in_block = kv.block_size - (p0 + j) % kv.block_size;
+    const long run = in_block < count - j ? in_block : count - j;  // positions left in this block
+    for (long b = 0; b < run * row_bytes; b += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(first.keys + b), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(first.values + b), _MM_HINT_T1);
+    }
+    for (long b = 0; first.key_params && b < run * kv.groups * 8; b += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(first.key_params) + b, _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(first.value_params) + b, _MM_HINT_T1);
+    }
+    for (long r = 0; r < run; ++r, ++j) {
+      rows[j] = RowAddress{first.keys + r * row_bytes, first.values + r * row_bytes,
+                           first.key_params ? first.key_params + r * kv.groups * 2 : nullptr,
+                           first.value_params ? first.value_params + r * kv.groups * 2 : nullptr};
     }
   }
-  const __m512 scale = _mm512_set1_ps(q.scale);
-  for (long h = 0; h < heads; ++h) _mm512_storeu_ps(scores[h], _mm512_mul_ps(sum_each(dots[h]), scale));
+  for (; j < kPositionsPerPass; ++j) rows[j] = rows[count - 1];
+}
+
+// scores[h][j] = scale · q_h · k_j for the chunk's 16 rows. kSub positions at a time keep every
+// head's dot vector of them in registers (kHeads · kSub <= 16), and one transposing sum turns
+// those vectors into their dot products.
+template <ElementType E, long kHeads>
+void score_chunk(const PagedKv& kv, const float* qh, const RowAddress (&rows)[kPositionsPerPass], float scale,
+                 float (*scores)[kPositionsPerPass]) {
+  constexpr long kSub = kPositionsPerPass / kHeads;
+  const long hd = kv.head_dim;
+  for (long s0 = 0; s0 < kPositionsPerPass; s0 += kSub) {
+    __m512 dots[kPositionsPerPass];
+#pragma GCC unroll 16
+    for (long v = 0; v < kPositionsPerPass; ++v) dots[v] = _mm512_setzero_ps();
+    for (long i = 0; i < hd; i += 16) {
+      const __mmask16 m = vm::first_lanes(hd - i);
+#pragma GCC unroll 16
+      for (long j = 0; j < kSub; ++j) {
+        const RowAddress& r = rows[s0 + j < kPositionsPerPass ? s0 + j : kPositionsPerPass - 1];
+        const __m512 k = load16<E>(r.keys, i, m, r.key_params, kv.group_size);
+#pragma GCC unroll 8
+        for (long h = 0; h < kHeads; ++h) {
+          dots[j * kHeads + h] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, qh + h * hd + i), k, dots[j * kHeads + h]);
+        }
+      }
+    }
+    alignas(64) float sums[kPositionsPerPass];
+    _mm512_store_ps(sums, _mm512_mul_ps(sum_each(dots), _mm512_set1_ps(scale)));
+    for (long j = 0; j < kSub && s0 + j < kPositionsPerPass; ++j) {
+      for (long h = 0; h < kHeads; ++h) scores[h][s0 + j] = sums[j * kHeads + h];
+    }
+  }
 }
 
 // Turns one head's scores into weights exp(score - new max) and rescales its running state.
@@ -102,56 +144,77 @@ inline void update_softmax(float* scores, long count, float& max, float& sum, fl
   }
 }
 
-// acc[h] += weights[h][j] · v_j over the positions [p0, p0 + count), one 16-lane column of the
-// head dimension at a time, so each head's accumulator is loaded and stored once per pass.
-template <ElementType E>
-void accumulate_values(const PagedKv& kv, const AttentionQuery& q, long heads, long p0, long count, long row_bytes,
-                       float (*weights)[kPositionsPerPass], float* acc) {
+// acc[h] += weights[h][j] · v_j over the chunk's first `count` rows, one 16-lane column of the
+// head dimension at a time, every head's accumulator of the column in a register.
+template <ElementType E, long kHeads>
+void accumulate_values(const PagedKv& kv, const RowAddress (&rows)[kPositionsPerPass], long count,
+                       const float (*weights)[kPositionsPerPass], float* acc) {
   const long hd = kv.head_dim;
-  RowAddress rows[kPositionsPerPass];
-  for (long j = 0; j < count; ++j) rows[j] = row_address(kv, q, p0 + j, row_bytes);
   for (long i = 0; i < hd; i += 16) {
     const __mmask16 m = vm::first_lanes(hd - i);
-    __m512 a[kHeadsPerPass];
-    for (long h = 0; h < heads; ++h) a[h] = _mm512_maskz_loadu_ps(m, acc + h * hd + i);
+    __m512 a[kHeads];
+#pragma GCC unroll 8
+    for (long h = 0; h < kHeads; ++h) a[h] = _mm512_maskz_loadu_ps(m, acc + h * hd + i);
     for (long j = 0; j < count; ++j) {
       const __m512 v = load16<E>(rows[j].values, i, m, rows[j].value_params, kv.group_size);
-      for (long h = 0; h < heads; ++h) a[h] = _mm512_fmadd_ps(_mm512_set1_ps(weights[h][j]), v, a[h]);
+#pragma GCC unroll 8
+      for (long h = 0; h < kHeads; ++h) a[h] = _mm512_fmadd_ps(_mm512_set1_ps(weights[h][j]), v, a[h]);
     }
-    for (long h = 0; h < heads; ++h) _mm512_mask_storeu_ps(acc + h * hd + i, m, a[h]);
+#pragma GCC unroll 8
+    for (long h = 0; h < kHeads; ++h) _mm512_mask_storeu_ps(acc + h * hd + i, m, a[h]);
   }
 }
 
-// Heads [h0, h0 + heads) of the query (heads <= kHeadsPerPass) over all its positions.
-template <ElementType E>
-void attend_heads(const PagedKv& kv, const AttentionQuery& q, long h0, long heads, const AttentionPartial& out) {
+// Heads [h0, h0 + kHeads) of the query over all its positions.
+template <ElementType E, long kHeads>
+void attend_heads(const PagedKv& kv, const AttentionQuery& q, long h0, const AttentionPartial& out) {
   const long hd = kv.head_dim;
   const long row_bytes = hd * static_cast<long>(E == ElementType::kF32 ? 4 : E == ElementType::kU8 ? 1 : 2);
-  const float* qh = q.q + h0 * hd;  // [heads, head_dim]
-  float* acc = out.acc + h0 * hd;   // [heads, head_dim]
-  float max[kHeadsPerPass], sum[kHeadsPerPass];
-  float scores[kHeadsPerPass][kPositionsPerPass];  // scores, then softmax weights
-  for (long h = 0; h < heads; ++h) {
+  const float* qh = q.q + h0 * hd;  // [kHeads, head_dim]
+  float* acc = out.acc + h0 * hd;   // [kHeads, head_dim]
+  float max[kHeads], sum[kHeads];
+  float scores[kHeads][kPositionsPerPass];  // scores, then softmax weights
+  for (long h = 0; h < kHeads; ++h) {
     max[h] = -__builtin_inff();
     sum[h] = 0.0f;
     for (long i = 0; i < hd; ++i) acc[h * hd + i] = 0.0f;
   }
+  // The next chunk's rows are looked up, and fetched, while this one is computed.
+  RowAddress rows[kPositionsPerPass], next[kPositionsPerPass];
+  const auto chunk_count = [&](long p0) { return q.end - p0 < kPositionsPerPass ? q.end - p0 : kPositionsPerPass; };
+  chunk_rows(kv, q, q.begin, chunk_count(q.begin), row_bytes, next);
   for (long p0 = q.begin; p0 < q.end; p0 += kPositionsPerPass) {
-    const long count = q.end - p0 < kPositionsPerPass ? q.end - p0 : kPositionsPerPass;
-    score_positions<E>(kv, q, qh, heads, p0, count, row_bytes, scores);
-    for (long h = 0; h < heads; ++h) update_softmax(scores[h], count, max[h], sum[h], acc + h * hd, hd);
-    accumulate_values<E>(kv, q, heads, p0, count, row_bytes, scores, acc);
+    const long count = chunk_count(p0);
+    for (long j = 0; j < kPositionsPerPass; ++j) rows[j] = next[j];
+    if (p0 + kPositionsPerPass < q.end) {
+      const long after = p0 + kPositionsPerPass;
+      chunk_rows(kv, q, after, chunk_count(after), row_bytes, next);
+    }
+    score_chunk<E, kHeads>(kv, qh, rows, q.scale, scores);
+    for (long h = 0; h < kHeads; ++h) update_softmax(scores[h], count, max[h], sum[h], acc + h * hd, hd);
+    accumulate_values<E, kHeads>(kv, rows, count, scores, acc);
   }
-  for (long h = 0; h < heads; ++h) {
+  for (long h = 0; h < kHeads; ++h) {
     out.max[h0 + h] = max[h];
     out.sum[h0 + h] = sum[h];
   }
 }
 
+// The GQA group in passes of at most kHeadsPerPass heads, each pass's head count a template
+// argument so its accumulators stay in registers.
 template <ElementType E>
 void attend_all(const PagedKv& kv, const AttentionQuery& q, const AttentionPartial& out) {
   for (long h0 = 0; h0 < q.num_heads; h0 += kHeadsPerPass) {
-    attend_heads<E>(kv, q, h0, q.num_heads - h0 < kHeadsPerPass ? q.num_heads - h0 : kHeadsPerPass, out);
+    switch (q.num_heads - h0 < kHeadsPerPass ? q.num_heads - h0 : kHeadsPerPass) {
+      case 1: attend_heads<E, 1>(kv, q, h0, out); break;
+      case 2: attend_heads<E, 2>(kv, q, h0, out); break;
+      case 3: attend_heads<E, 3>(kv, q, h0, out); break;
+      case 4: attend_heads<E, 4>(kv, q, h0, out); break;
+      case 5: attend_heads<E, 5>(kv, q, h0, out); break;
+      case 6: attend_heads<E, 6>(kv, q, h0, out); break;
+      case 7: attend_heads<E, 7>(kv, q, h0, out); break;
+      default: attend_heads<E, 8>(kv, q, h0, out); break;
+    }
   }
 }
 
