@@ -45,7 +45,9 @@ inline __m512 load16(const std::uint8_t* row, long i, __mmask16 m, const float* 
 
 // Lane j of the result is the sum of v[j]'s lanes: 16 horizontal sums in 45 shuffles and adds
 // (pairs, then quads within 128-bit lanes, then across them) instead of 16 reductions of 8.
-inline __m512 sum_each(const __m512 (&v)[kPositionsPerPass]) {
+// Always inlined, like update_softmax: out of line, GCC 12 warns that its own intrinsics' headers
+// read an uninitialised vector.
+[[gnu::always_inline]] inline __m512 sum_each(const __m512 (&v)[kPositionsPerPass]) {
   __m512 pairs[8], quads[4];
   for (int i = 0; i < 8; ++i) {
     pairs[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
@@ -92,14 +94,18 @@ inline void chunk_rows(const PagedKv& kv, const AttentionQuery& q, long p0, long
   for (; j < kPositionsPerPass; ++j) rows[j] = rows[count - 1];
 }
 
-// scores[h][j] = scale · q_h · k_j for the chunk's 16 rows. kSub positions at a time keep every
-// head's dot vector of them in registers (kHeads · kSub <= 16), and one transposing sum turns
-// those vectors into their dot products.
+// scores[h] lane j = scale · q_h · k_j for the chunk's 16 rows. kSub positions at a time keep
+// every head's dot vector of them in registers (kHeads · kSub <= 16), ordered head-major so one
+// transposing sum leaves each head's kSub dot products side by side; a masked permute moves
+// them into the head's score vector.
 template <ElementType E, long kHeads>
 void score_chunk(const PagedKv& kv, const float* qh, const RowAddress (&rows)[kPositionsPerPass], float scale,
-                 float (*scores)[kPositionsPerPass]) {
+                 __m512 (&scores)[kHeads]) {
   constexpr long kSub = kPositionsPerPass / kHeads;
   const long hd = kv.head_dim;
+  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+#pragma GCC unroll 8
+  for (long h = 0; h < kHeads; ++h) scores[h] = _mm512_setzero_ps();
   for (long s0 = 0; s0 < kPositionsPerPass; s0 += kSub) {
     __m512 dots[kPositionsPerPass];
 #pragma GCC unroll 16
@@ -112,35 +118,42 @@ void score_chunk(const PagedKv& kv, const float* qh, const RowAddress (&rows)[kP
         const __m512 k = load16<E>(r.keys, i, m, r.key_params, kv.group_size);
 #pragma GCC unroll 8
         for (long h = 0; h < kHeads; ++h) {
-          dots[j * kHeads + h] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, qh + h * hd + i), k, dots[j * kHeads + h]);
+          dots[h * kSub + j] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, qh + h * hd + i), k, dots[h * kSub + j]);
         }
       }
     }
-    alignas(64) float sums[kPositionsPerPass];
-    _mm512_store_ps(sums, _mm512_mul_ps(sum_each(dots), _mm512_set1_ps(scale)));
-    for (long j = 0; j < kSub && s0 + j < kPositionsPerPass; ++j) {
-      for (long h = 0; h < kHeads; ++h) scores[h][s0 + j] = sums[j * kHeads + h];
+    const __m512 sums = _mm512_mul_ps(sum_each(dots), _mm512_set1_ps(scale));
+    // Lanes [s0, s0 + kSub) of head h's scores come from lanes [h * kSub, h * kSub + kSub) of sums.
+    const __mmask16 positions = static_cast<__mmask16>(((1u << kSub) - 1u) << s0);
+#pragma GCC unroll 8
+    for (long h = 0; h < kHeads; ++h) {
+      const __m512i from = _mm512_add_epi32(lane, _mm512_set1_epi32(static_cast<int>(h * kSub - s0)));
+      scores[h] = _mm512_mask_permutexvar_ps(scores[h], positions, from, sums);
     }
   }
 }
 
-// Turns one head's scores into weights exp(score - new max) and rescales its running state.
-inline void update_softmax(float* scores, long count, float& max, float& sum, float* acc, long hd) {
+// Turns one head's scores (lanes past count ignored) into weights exp(score - new max), stored
+// for the value pass, and rescales its running state.
+[[gnu::always_inline]] inline void update_softmax(__m512 scores, long count, float* weights, float& max, float& sum,
+                                                  float* acc, long hd) {
   const __mmask16 m = vm::first_lanes(count);
-  const __m512 s = _mm512_mask_loadu_ps(_mm512_set1_ps(-__builtin_inff()), m, scores);
+  const __m512 s = _mm512_mask_mov_ps(_mm512_set1_ps(-__builtin_inff()), m, scores);
   const float chunk_max = vm::reduce_max(s);
   const float new_max = chunk_max > max ? chunk_max : max;
   const __m512 e = _mm512_maskz_mov_ps(m, vm::exp(_mm512_sub_ps(s, _mm512_set1_ps(new_max))));
-  _mm512_storeu_ps(scores, e);
-  const __m512 correction = vm::exp(_mm512_set1_ps(max - new_max));  // max = -inf at first: 0-ish
-  const float c = _mm512_cvtss_f32(correction);
-  sum = sum * c + vm::reduce_add(e);
+  _mm512_store_ps(weights, e);
+  const float chunk_sum = vm::reduce_add(e);
+  if (new_max == max) {
+    sum += chunk_sum;
+    return;
+  }
+  const __m512 correction = vm::exp(_mm512_set1_ps(max - new_max));  // max = -inf at first: 0
+  sum = sum * _mm512_cvtss_f32(correction) + chunk_sum;
   max = new_max;
-  if (c != 1.0f) {
-    for (long i = 0; i < hd; i += 16) {
-      const __mmask16 lanes = vm::first_lanes(hd - i);
-      _mm512_mask_storeu_ps(acc + i, lanes, _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, acc + i), correction));
-    }
+  for (long i = 0; i < hd; i += 16) {
+    const __mmask16 lanes = vm::first_lanes(hd - i);
+    _mm512_mask_storeu_ps(acc + i, lanes, _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, acc + i), correction));
   }
 }
 
@@ -173,7 +186,7 @@ void attend_heads(const PagedKv& kv, const AttentionQuery& q, long h0, const Att
   const float* qh = q.q + h0 * hd;  // [kHeads, head_dim]
   float* acc = out.acc + h0 * hd;   // [kHeads, head_dim]
   float max[kHeads], sum[kHeads];
-  float scores[kHeads][kPositionsPerPass];  // scores, then softmax weights
+  alignas(64) float weights[kHeads][kPositionsPerPass];  // the chunk's softmax weights
   for (long h = 0; h < kHeads; ++h) {
     max[h] = -__builtin_inff();
     sum[h] = 0.0f;
@@ -190,9 +203,10 @@ void attend_heads(const PagedKv& kv, const AttentionQuery& q, long h0, const Att
       const long after = p0 + kPositionsPerPass;
       chunk_rows(kv, q, after, chunk_count(after), row_bytes, next);
     }
+    __m512 scores[kHeads];
     score_chunk<E, kHeads>(kv, qh, rows, q.scale, scores);
-    for (long h = 0; h < kHeads; ++h) update_softmax(scores[h], count, max[h], sum[h], acc + h * hd, hd);
-    accumulate_values<E, kHeads>(kv, rows, count, scores, acc);
+    for (long h = 0; h < kHeads; ++h) update_softmax(scores[h], count, weights[h], max[h], sum[h], acc + h * hd, hd);
+    accumulate_values<E, kHeads>(kv, rows, count, weights, acc);
   }
   for (long h = 0; h < kHeads; ++h) {
     out.max[h0 + h] = max[h];
