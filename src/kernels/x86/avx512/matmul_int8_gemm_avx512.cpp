@@ -54,6 +54,7 @@ inline void dot_tiles(const std::uint8_t* const (&tile)[kTiles], const std::int8
         for (int u = 0; u < kTiles; ++u) {
           dot[u][j] = _mm512_dpbusd_epi32(dot[u][j], lo[u], b0);
           dot[u][j] = _mm512_dpbusd_epi32(dot[u][j], hi[u], b1);
+          keep_in_register(dot[u][j]);
         }
       }
     }
@@ -66,7 +67,10 @@ inline void dot_tiles(const std::uint8_t* const (&tile)[kTiles], const std::int8
       for (int j = 0; j < kRows; ++j) {
         const __m512i b = broadcast4(q[j] + k);
 #pragma GCC unroll 8
-        for (int u = 0; u < kTiles; ++u) dot[u][j] = _mm512_dpbusd_epi32(dot[u][j], v[u], b);
+        for (int u = 0; u < kTiles; ++u) {
+          dot[u][j] = _mm512_dpbusd_epi32(dot[u][j], v[u], b);
+          keep_in_register(dot[u][j]);
+        }
       }
     }
   }
