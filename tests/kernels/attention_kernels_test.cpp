@@ -1,6 +1,6 @@
 // Oracles: (1) every ISA's attend() equals the scalar twin (double precision, two-pass softmax)
 // within f32 rounding, for f32/f16/bf16/u8 K/V, on odd shapes: head_dim 16/20/48/64/80/128,
-// 1-12 query heads per KV head, block sizes 1/7/16, contexts 1..300 starting anywhere (a split
+// 1-8 and 12 query heads per KV head, block sizes 1/7/16, contexts 1..300 starting anywhere (a split
 // range), shuffled block tables; attend_rows (blocks of prefill rows) equals the twin row by row.
 // (2) every ISA's encode() is bit-identical to the twin's.
 // (3) The twin itself, over f32 K/V, equals kernels/reference/paged_attention (the f32 oracle the
@@ -31,11 +31,13 @@ struct Geometry {
 };
 
 constexpr Geometry kGeometries[] = {
-    {64, 4, 2, 16, 32},                      // Llama-3.2-1B's head shape
-    {16, 1, 3, 7, 16},                       // MHA, blocks of 7 positions
-    {48, 3, 1, 1, 16},                       // one position per block, three groups of 16
-    {80, 12, 2, 16, 80},                     // more than 8 query heads per KV head; one u8 group per row
-    {128, 8, 1, 5, 64},  {20, 2, 1, 3, 20},  // a head_dim that is no multiple of 8 (vector tails)
+    {64, 4, 2, 16, 32},                       // Llama-3.2-1B's head shape
+    {16, 1, 3, 7, 16},                        // MHA, blocks of 7 positions
+    {48, 3, 1, 1, 16},                        // one position per block, three groups of 16
+    {80, 12, 2, 16, 80},                      // more than 8 query heads per KV head; one u8 group per row
+    {128, 8, 1, 5, 64},  {20, 2, 1, 3, 20},   // a head_dim that is no multiple of 8 (vector tails)
+    {64, 7, 2, 16, 32},  {32, 6, 1, 16, 32},  // Qwen2.5's groups of 7 and 6 heads: passes whose
+    {64, 5, 1, 4, 64},                        // positions do not split evenly into one sum tree
 };
 
 // A paged K/V cache filled from f32 values through the twin's encoder, with a shuffled table.

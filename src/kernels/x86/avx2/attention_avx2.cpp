@@ -14,7 +14,8 @@ namespace {
 namespace vm = avx2_math;
 using namespace avx2_kv;  // row addresses and decoding loads
 
-constexpr long kHeadsPerPass = 8;
+using kv_rows::kMaxHeadsPerPass;
+using kv_rows::with_head_count;
 constexpr long kPositionsPerPass = 16;
 
 // Scores of positions j0 .. j0 + J for H heads: J·H dot products advance together (one
@@ -113,28 +114,6 @@ void accumulate_values_of(const PagedKv& kv, const RowAddress* rows, long count,
   for (; i < kv.head_dim; i += 8) accumulate_slices<E, H, 1>(kv, rows, count, weights, acc, i);
 }
 
-// A head count as a type, so the passes above take it at compile time.
-template <int H>
-struct HeadCount {
-  static constexpr int value = H;
-};
-
-// Calls f(HeadCount<heads>{}) for heads in 1 .. kHeadsPerPass.
-template <class F>
-void with_head_count(long heads, F&& f) {
-  static_assert(kHeadsPerPass == 8, "one case per head count below");
-  switch (heads) {
-    case 1: f(HeadCount<1>{}); break;
-    case 2: f(HeadCount<2>{}); break;
-    case 3: f(HeadCount<3>{}); break;
-    case 4: f(HeadCount<4>{}); break;
-    case 5: f(HeadCount<5>{}); break;
-    case 6: f(HeadCount<6>{}); break;
-    case 7: f(HeadCount<7>{}); break;
-    default: f(HeadCount<8>{}); break;
-  }
-}
-
 template <ElementType E>
 void score_positions(const PagedKv& kv, const AttentionQuery& q, const float* qh, long heads, long p0, long count,
                      float (*scores)[kPositionsPerPass]) {
@@ -154,8 +133,8 @@ void attend_heads(const PagedKv& kv, const AttentionQuery& q, long h0, long head
   const long hd = kv.head_dim;
   const float* qh = q.q + h0 * hd;  // [heads, head_dim]
   float* acc = out.acc + h0 * hd;   // [heads, head_dim]
-  float max[kHeadsPerPass], sum[kHeadsPerPass];
-  float scores[kHeadsPerPass][kPositionsPerPass];
+  float max[kMaxHeadsPerPass], sum[kMaxHeadsPerPass];
+  float scores[kMaxHeadsPerPass][kPositionsPerPass];
   for (long h = 0; h < heads; ++h) {
     max[h] = -__builtin_inff();
     sum[h] = 0.0f;
@@ -175,8 +154,8 @@ void attend_heads(const PagedKv& kv, const AttentionQuery& q, long h0, long head
 
 template <ElementType E>
 void attend_all(const PagedKv& kv, const AttentionQuery& q, const AttentionPartial& out) {
-  for (long h0 = 0; h0 < q.num_heads; h0 += kHeadsPerPass) {
-    attend_heads<E>(kv, q, h0, q.num_heads - h0 < kHeadsPerPass ? q.num_heads - h0 : kHeadsPerPass, out);
+  for (long h0 = 0; h0 < q.num_heads; h0 += kMaxHeadsPerPass) {
+    attend_heads<E>(kv, q, h0, q.num_heads - h0 < kMaxHeadsPerPass ? q.num_heads - h0 : kMaxHeadsPerPass, out);
   }
 }
 

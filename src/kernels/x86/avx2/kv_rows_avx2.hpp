@@ -13,12 +13,9 @@ namespace kiln::kernels::avx2_kv {
 
 namespace vm = avx2_math;
 
+using kv_rows::bytes_per_element;
 using kv_rows::row_address;
 using kv_rows::RowAddress;
-
-static constexpr long bytes_per_element(ElementType e) {
-  return e == ElementType::kF32 ? 4 : e == ElementType::kU8 ? 1 : 2;
-}
 
 // 8 elements of a stored row from element i on, as f32, from exactly 8 readable elements.
 template <ElementType E>

@@ -19,9 +19,11 @@ namespace {
 
 namespace vm = avx512_math;
 
-constexpr long kHeadsPerPass = 8;
+using kv_rows::kMaxHeadsPerPass;
+using kv_rows::with_head_count;
 constexpr long kPositionsPerPass = 16;
 
+using kv_rows::bytes_per_element;
 using kv_rows::row_address;
 using kv_rows::RowAddress;
 
@@ -182,7 +184,7 @@ void accumulate_values(const PagedKv& kv, const RowAddress (&rows)[kPositionsPer
 template <ElementType E, long kHeads>
 void attend_heads(const PagedKv& kv, const AttentionQuery& q, long h0, const AttentionPartial& out) {
   const long hd = kv.head_dim;
-  const long row_bytes = hd * static_cast<long>(E == ElementType::kF32 ? 4 : E == ElementType::kU8 ? 1 : 2);
+  const long row_bytes = hd * bytes_per_element(E);
   const float* qh = q.q + h0 * hd;  // [kHeads, head_dim]
   float* acc = out.acc + h0 * hd;   // [kHeads, head_dim]
   float max[kHeads], sum[kHeads];
@@ -214,21 +216,13 @@ void attend_heads(const PagedKv& kv, const AttentionQuery& q, long h0, const Att
   }
 }
 
-// The GQA group in passes of at most kHeadsPerPass heads, each pass's head count a template
+// The GQA group in passes of at most kMaxHeadsPerPass heads, each pass's head count a template
 // argument so its accumulators stay in registers.
 template <ElementType E>
 void attend_all(const PagedKv& kv, const AttentionQuery& q, const AttentionPartial& out) {
-  for (long h0 = 0; h0 < q.num_heads; h0 += kHeadsPerPass) {
-    switch (q.num_heads - h0 < kHeadsPerPass ? q.num_heads - h0 : kHeadsPerPass) {
-      case 1: attend_heads<E, 1>(kv, q, h0, out); break;
-      case 2: attend_heads<E, 2>(kv, q, h0, out); break;
-      case 3: attend_heads<E, 3>(kv, q, h0, out); break;
-      case 4: attend_heads<E, 4>(kv, q, h0, out); break;
-      case 5: attend_heads<E, 5>(kv, q, h0, out); break;
-      case 6: attend_heads<E, 6>(kv, q, h0, out); break;
-      case 7: attend_heads<E, 7>(kv, q, h0, out); break;
-      default: attend_heads<E, 8>(kv, q, h0, out); break;
-    }
+  for (long h0 = 0; h0 < q.num_heads; h0 += kMaxHeadsPerPass) {
+    const long heads = q.num_heads - h0 < kMaxHeadsPerPass ? q.num_heads - h0 : kMaxHeadsPerPass;
+    with_head_count(heads, [&](auto h) { attend_heads<E, decltype(h)::value>(kv, q, h0, out); });
   }
 }
 
@@ -303,7 +297,7 @@ inline void attend_chunk(const RowChunk& c, const float* qv, long hd, long valid
 
 template <ElementType E>
 void attend_rows_as(const PagedKv& kv, const AttentionRows& a) {
-  const long row_bytes = kv.head_dim * static_cast<long>(E == ElementType::kF32 ? 4 : E == ElementType::kU8 ? 1 : 2);
+  const long row_bytes = kv.head_dim * bytes_per_element(E);
   rows_walk::attend_rows_walk<RowChunk, kPositionsPerPass>(
       kv, a,
       [&](const AttentionQuery& where, long p0, long count, RowChunk& c) {

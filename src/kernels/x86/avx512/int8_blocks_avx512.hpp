@@ -28,7 +28,7 @@ struct Prefetch {
 
 // Keeps an accumulator in the register it was given: without this GCC 12 rotates the
 // loop-carried dot products through a second set of registers, one vmovdqa per vpdpbusd
-// (the 64-row GEMM ran 8-10% slower on Zen 4).
+// (the 64-row GEMM ran 6-10% slower on Zen 4).
 [[gnu::always_inline]] inline void keep_in_register(__m512i& v) { asm("" : "+v"(v)); }
 
 // Geometry of one call, computed once.
