@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/generation_flags.hpp"
 #include "cli/interruptible_stdin.hpp"
+#include "cli/standard_streams.hpp"
 #include "util/error.hpp"
 
 namespace kiln::cli {
@@ -45,6 +46,7 @@ void print_stats(const PerfMetrics& m) {
 }
 
 void chat(const ChatOptions& o) {
+  require_open_stdin("kiln chat");
   LLMPipeline pipe = open_pipeline(o.pipeline);
   const GenerationConfig config =
       apply_generation_flags(o.generation, pipe.get_generation_config(), kDefaultMaxNewTokens);
@@ -65,7 +67,10 @@ void chat(const ChatOptions& o) {
     input.clear();
     fmt::print(stderr, "> ");
     const InterruptibleStdin::Result got = input.read_line(line);
-    if (got == InterruptibleStdin::Result::kEnd) break;
+    if (got == InterruptibleStdin::Result::kEnd) {
+      fmt::print(stderr, "\n(end of input)\n");
+      break;
+    }
     if (got == InterruptibleStdin::Result::kInterrupted) {
       fmt::print(stderr, "\n(type /exit or press Ctrl-D to leave)\n");
       continue;

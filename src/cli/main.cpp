@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/git_commit.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/standard_streams.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -28,6 +29,7 @@ std::filesystem::path default_model_dir() {
 }  // namespace kiln::cli
 
 int main(int argc, char** argv) {
+  kiln::cli::reserve_standard_streams();
   kiln::init_logging();
   CLI::App app{"kiln: LLM inference in one binary: export, run, chat, serve, bench, eval"};
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION + " (" + KILN_GIT_COMMIT + ")");

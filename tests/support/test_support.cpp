@@ -7,6 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -45,14 +48,23 @@ CommandResult run_kiln(const std::vector<std::string>& args, const std::string& 
   return run_program(argv, stdin_text);
 }
 
-CommandResult run_program(const std::vector<std::string>& program_and_args, const std::string& stdin_text) {
+namespace {
+
+// Spawns the program with stdout and stderr collected; stdin is a pipe fed `stdin_text`, or, with
+// `close_stdin`, closed. A child still running after `limit` (when set) is killed.
+CommandResult spawn_and_collect(const std::vector<std::string>& program_and_args, const std::string& stdin_text,
+                                bool close_stdin, std::optional<std::chrono::seconds> limit) {
   ::signal(SIGPIPE, SIG_IGN);  // the child may exit before reading all of stdin
   int in_pipe[2], out_pipe[2], err_pipe[2];
   if (pipe(in_pipe) || pipe(out_pipe) || pipe(err_pipe)) throw std::runtime_error("pipe failed");
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in_pipe[0], 0);
+  if (close_stdin) {
+    posix_spawn_file_actions_addclose(&actions, 0);
+  } else {
+    posix_spawn_file_actions_adddup2(&actions, in_pipe[0], 0);
+  }
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) {
@@ -77,13 +89,27 @@ CommandResult run_program(const std::vector<std::string>& program_and_args, cons
   std::size_t written = 0;
   if (stdin_text.empty()) close(in_pipe[1]);
   bool in_open = !stdin_text.empty(), out_open = true, err_open = true;
+  const auto deadline = std::chrono::steady_clock::now() + limit.value_or(std::chrono::seconds(0));
+  bool killed = false;
   char buffer[65536];
   while (out_open || err_open || in_open) {
     pollfd fds[3] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}, {in_pipe[1], POLLOUT, 0}};
     fds[0].fd = out_open ? out_pipe[0] : -1;
     fds[1].fd = err_open ? err_pipe[0] : -1;
     fds[2].fd = in_open ? in_pipe[1] : -1;
-    if (poll(fds, 3, -1) < 0) break;
+    int wait_ms = -1;
+    if (limit && !killed) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      wait_ms = static_cast<int>(std::max<std::int64_t>(left.count(), 0));
+    }
+    const int ready = poll(fds, 3, wait_ms);
+    if (ready < 0) break;
+    if (ready == 0) {  // past the limit: kill it, then drain what it wrote until the pipes close
+      ::kill(pid, SIGKILL);
+      killed = true;
+      continue;
+    }
     for (int i = 0; i < 2; ++i) {
       if (fds[i].revents & (POLLIN | POLLHUP)) {
         ssize_t n = read(fds[i].fd, buffer, sizeof(buffer));
@@ -107,7 +133,23 @@ CommandResult run_program(const std::vector<std::string>& program_and_args, cons
   int status = 0;
   waitpid(pid, &status, 0);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (killed) {
+    result.exit_code = -1;
+    result.err += "\n(killed by the test: still running after " + std::to_string(limit->count()) + " s)";
+  }
   return result;
+}
+
+}  // namespace
+
+CommandResult run_program(const std::vector<std::string>& program_and_args, const std::string& stdin_text) {
+  return spawn_and_collect(program_and_args, stdin_text, false, std::nullopt);
+}
+
+CommandResult run_kiln_without_stdin(const std::vector<std::string>& args, std::chrono::seconds limit) {
+  std::vector<std::string> argv{KILN_BINARY_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return spawn_and_collect(argv, "", true, limit);
 }
 
 std::vector<std::string> read_lines(const std::filesystem::path& path) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -41,6 +42,10 @@ struct CommandResult {
 
 // Runs the kiln binary with `args` (no shell involved) and optional stdin text.
 CommandResult run_kiln(const std::vector<std::string>& args, const std::string& stdin_text = "");
+// Runs the kiln binary with descriptor 0 closed (not redirected: closed, as some supervisors and
+// CI runners start processes), killing it if it still runs after `limit`: then exit_code is -1
+// and err ends by saying so.
+CommandResult run_kiln_without_stdin(const std::vector<std::string>& args, std::chrono::seconds limit);
 // The same for any program, named by its path, then its arguments.
 CommandResult run_program(const std::vector<std::string>& program_and_args, const std::string& stdin_text = "");
 
