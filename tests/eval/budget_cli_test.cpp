@@ -42,7 +42,8 @@ TEST(BudgetCli, Llama31_8bFromConfigAlone) {
 // weights + KV do, and the KV room is what the weights leave, in whole tokens.
 TEST(BudgetCli, DeviceChecksTheTotalAgainstTheGpusMemory) {
   ::setenv("KILN_OPENCL_CPU_DEVICES", "1", 1);  // PoCL's CPU device where there is no GPU
-  if (runtime::gpu::find_gpu_devices().empty()) GTEST_SKIP() << "no OpenCL device (install pocl-opencl-icd)";
+  ASSERT_FALSE(runtime::gpu::find_gpu_devices().empty())
+      << "no OpenCL device: tools/install_dependencies.sh installs PoCL (pocl-opencl-icd)";
   testing::TempDir tmp;
   const auto json = tmp.path() / "b.json";
   for (const char* context : {"4096", "100000000"}) {

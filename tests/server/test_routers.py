@@ -21,7 +21,8 @@ from conftest import API_KEY, MODEL_NAME, free_port, start_server, wait_healthy
 DEPLOY = pathlib.Path(__file__).resolve().parents[2] / "deploy" / "nginx"
 REPLICAS = 3
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if pathlib.Path("/usr/sbin/nginx").exists() else None)
-pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install nginx-light)")
+if NGINX is None:
+    pytest.fail("nginx is not installed (tools/install_dependencies.sh installs nginx-light)", pytrace=False)
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,9 @@
 #   run_pytest.sh SOURCE_DIR BINARY_DIR TEST_DIR
 # $KILN_TEST_PYTHON, when set, is the interpreter to use as is (it must already have the
 # packages of tests/requirements.txt). Otherwise BINARY_DIR/test-venv is made once and reused
-# while requirements.txt is unchanged. Exit code 77 (ctest's skip) when the venv or the packages
-# cannot be had, e.g. without python3-venv or offline: that is a missing tool, not a kiln bug.
+# while requirements.txt is unchanged. Exit code 77 (ctest's skip) when PyPI cannot give the
+# packages (offline): a missing registry, not a kiln bug. A missing python3-venv is a failure: it is
+# one of tools/debian-packages.txt.
 # The tests get the kiln binary ($KILN_BINARY), the source tree ($KILN_SOURCE_DIR) and the
 # Python package built in BINARY_DIR/python on their path.
 set -euo pipefail
@@ -36,7 +37,10 @@ else
   STAMP="$VENV/requirements.installed"
   if [ ! -x "$VENV/bin/python" ] || ! cmp -s "$REQUIREMENTS" "$STAMP"; then
     rm -rf "$VENV"
-    python3 -m venv "$VENV" >/dev/null 2>&1 || skip "python3 -m venv failed (is python3-venv installed?)"
+    if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
+      echo "python3 -m venv failed: tools/install_dependencies.sh installs python3-venv" >&2
+      exit 1
+    fi
     if ! "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$REQUIREMENTS"; then
       rm -rf "$VENV"
       skip "pip could not install $REQUIREMENTS (offline?)"

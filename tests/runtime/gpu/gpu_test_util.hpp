@@ -29,10 +29,11 @@ inline GpuContext* test_gpu() {
   return gpu.get();
 }
 
-#define KILN_REQUIRE_GPU(gpu)                                                                      \
-  ::kiln::runtime::gpu::GpuContext* gpu = ::kiln::testing::test_gpu();                             \
-  if (gpu == nullptr) {                                                                            \
-    GTEST_SKIP() << "no OpenCL device: install pocl-opencl-icd to run the GPU kernels on the CPU"; \
+// No device is a failure, not a skip: PoCL's CPU device is one of tools/debian-packages.txt.
+#define KILN_REQUIRE_GPU(gpu)                                                                          \
+  ::kiln::runtime::gpu::GpuContext* gpu = ::kiln::testing::test_gpu();                                 \
+  if (gpu == nullptr) {                                                                                \
+    GTEST_FAIL() << "no OpenCL device: tools/install_dependencies.sh installs PoCL (pocl-opencl-icd)"; \
   }
 
 template <typename T>

@@ -5,8 +5,8 @@
 # Its --uninitialized plugin cannot read the LLVM that Debian builds kernels with, so it is off.)
 #   cmake -DOCLGRIND=path -DTEST_BINARY=path -DWORK_DIR=dir [-DGTEST_FILTER=pattern] -P oclgrind_check.cmake
 if(NOT OCLGRIND)
-  message("oclgrind is not installed: the kernels were not checked for races and out-of-bounds accesses")
-  return()
+  message(FATAL_ERROR "oclgrind is not installed (tools/install_dependencies.sh installs it): the kernels were not "
+                      "checked for races and out-of-bounds accesses")
 endif()
 get_filename_component(name ${TEST_BINARY} NAME)
 set(log ${WORK_DIR}/${name}.oclgrind.log)
