@@ -11,5 +11,8 @@ function(kiln_isa_sources)
   if(NOT DEFINED KILN_ISA_FLAGS_${ARG_ISA})
     message(FATAL_ERROR "kiln_isa_sources: unknown ISA '${ARG_ISA}' (accepted: avx2, avx512, amx)")
   endif()
-  set_source_files_properties(${ARG_FILES} PROPERTIES COMPILE_OPTIONS "${KILN_ISA_FLAGS_${ARG_ISA}}")
+  # No precompiled header: it was built without these flags, and an ISA file keeps std:: templates
+  # out (CONTRIBUTING.md, "Add a kernel", says why).
+  set_source_files_properties(${ARG_FILES} PROPERTIES COMPILE_OPTIONS "${KILN_ISA_FLAGS_${ARG_ISA}}"
+                                                      SKIP_PRECOMPILE_HEADERS ON)
 endfunction()
