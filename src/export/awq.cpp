@@ -13,7 +13,7 @@ namespace {
 constexpr int kGridPoints = 20;  // α = 0, 0.05, ..., 0.95, as the paper's search
 // NNCF's subset size (AdvancedAWQParameters.subset_size): the error is measured on the mean
 // inputs of these many samples. Against all 128 of the default recipe it cut the export's
-// CPU time by a tenth at the same perplexity (BENCHMARKS.md, export round 10).
+// CPU time by a tenth at the same perplexity (docs/PERFORMANCE_NOTES.md, export speed).
 constexpr std::size_t kErrorSubset = 32;
 constexpr double kMinScale = 1e-4;
 constexpr std::size_t kPanelRows = 64;  // weight rows per product in the error sums

@@ -7,7 +7,7 @@
 // worse on that measure.
 // NOTE: NNCF applies AWQ to the MatMul→Multiply→MatMul pattern only (Llama: down_proj, folded
 // into up_proj) and corrects the groups of the top 0.2% channels; kiln follows the paper: every
-// group of every pair below (measured better on kiln-tiny, BENCHMARKS.md).
+// group of every pair below (measured better on kiln-tiny, docs/PERFORMANCE_NOTES.md).
 #pragma once
 
 #include <span>

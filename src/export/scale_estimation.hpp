@@ -2,7 +2,7 @@
 // minimise the error the group adds to the layer's output, (w - ŵ)ᵀ M (w - ŵ), starting from round
 // to nearest and never ending worse than it on M. As NNCF, M = Σ_s μ_s μ_sᵀ over the per-sample
 // mean inputs μ_s (a subset of 64 samples), i.e. the shift each sample's mean output suffers: on
-// kiln-tiny this beat the every-token Hessian Σ x xᵀ clearly (BENCHMARKS.md). The search: a few
+// kiln-tiny this beat the every-token Hessian Σ x xᵀ clearly (docs/PERFORMANCE_NOTES.md). The search: a few
 // steps of the least-squares ideal scale for the current codes, then a grid of shrunken scales each
 // followed by its ideal scale; the zero point stays as round to nearest chose it.
 #pragma once
