@@ -36,11 +36,13 @@ mkdir -p "$work"
 cp "$wheel" "$work/"
 cp -r "$source_dir/models/kiln-tiny" "$work/model"
 prompt=$'Q: What does mmap do?\nA:'
+printf '%s' "$prompt" > "$work/prompt.txt"
 expected=$(KILN_LOG_LEVEL=error "$binary_dir/kiln" run --model "$source_dir/models/kiln-tiny" -p "$prompt" -n 24 2>/dev/null)
 cat > "$work/generate.py" <<'PY'
 import kiln
 pipe = kiln.LLMPipeline("/wheel-check/model", "CPU")
-print(pipe.generate("Q: What does mmap do?\nA:", max_new_tokens=24, apply_chat_template=False).texts[0])
+prompt = open("/wheel-check/prompt.txt").read()
+print(pipe.generate(prompt, max_new_tokens=24, apply_chat_template=False).texts[0])
 PY
 # /proc and /sys (kiln reads the CPU's caches there) are mounted in a namespace of this command's
 # own, so nothing stays mounted when it ends, however it ends.

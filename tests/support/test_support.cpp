@@ -42,13 +42,13 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-CommandResult run_kiln(const std::vector<std::string>& args, const std::string& stdin_text) {
+namespace {
+
+std::vector<std::string> kiln_command(const std::vector<std::string>& args) {
   std::vector<std::string> argv{KILN_BINARY_PATH};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run_program(argv, stdin_text);
+  return argv;
 }
-
-namespace {
 
 // Spawns the program with stdout and stderr collected; stdin is a pipe fed `stdin_text`, or, with
 // `close_stdin`, closed. A child still running after `limit` (when set) is killed.
@@ -146,10 +146,12 @@ CommandResult run_program(const std::vector<std::string>& program_and_args, cons
   return spawn_and_collect(program_and_args, stdin_text, false, std::nullopt);
 }
 
+CommandResult run_kiln(const std::vector<std::string>& args, const std::string& stdin_text) {
+  return run_program(kiln_command(args), stdin_text);
+}
+
 CommandResult run_kiln_without_stdin(const std::vector<std::string>& args, std::chrono::seconds limit) {
-  std::vector<std::string> argv{KILN_BINARY_PATH};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return spawn_and_collect(argv, "", true, limit);
+  return spawn_and_collect(kiln_command(args), "", true, limit);
 }
 
 std::vector<std::string> read_lines(const std::filesystem::path& path) {
