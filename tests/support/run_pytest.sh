@@ -35,6 +35,9 @@ if [ -n "${KILN_TEST_PYTHON:-}" ]; then
 else
   VENV="$BINARY_DIR/test-venv"
   STAMP="$VENV/requirements.installed"
+  # ctest starts the pytest suites side by side: one makes the venv while the others wait for it.
+  exec 9> "$VENV.lock"
+  flock 9
   if [ ! -x "$VENV/bin/python" ] || ! cmp -s "$REQUIREMENTS" "$STAMP"; then
     rm -rf "$VENV"
     if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
@@ -47,6 +50,7 @@ else
     fi
     cp "$REQUIREMENTS" "$STAMP"
   fi
+  exec 9>&-
   PYTHON="$VENV/bin/python"
 fi
 
