@@ -20,13 +20,14 @@ CC=$cc CXX=$cxx cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithD
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
 targets=(tokenizer_fuzz jinja_fuzz gguf_fuzz openvino_fuzz grammar_fuzz server_fuzz model_files_fuzz)
 cmake --build "$build" --target "${targets[@]}"
-for target in "${targets[@]}"; do
-  echo "== $target: ${seconds}s"
-  corpus="$build/corpus-$target"
+# One target's run; its output goes to BUILD/TARGET.log.
+fuzz_one() {
+  local target=$1
+  local corpus="$build/corpus-$target"
   mkdir -p "$corpus"
-  dict=()
+  local dict=()
   [ -f "$src/tests/fuzz/${target%_fuzz}.dict" ] && dict=(-dict="$src/tests/fuzz/${target%_fuzz}.dict")
-  seeds=()  # committed inputs the target starts from (read-only), and a length limit for them
+  local seeds=()  # committed inputs the target starts from (read-only), and a length limit for them
   [ "$target" = gguf_fuzz ] && seeds=("$src/tests/data/gguf" -max_len=32768)
   [ "$target" = grammar_fuzz ] && seeds=("$src/tests/data/grammar/fuzz_seeds" -max_len=4096)
   [ "$target" = server_fuzz ] && seeds=("$src/tests/data/server/fuzz_seeds" -max_len=4096)
@@ -39,6 +40,28 @@ for target in "${targets[@]}"; do
     done
     seeds=("$build/seeds-openvino" -max_len=400000)
   fi
-  "$build/tests/fuzz/$target" "$corpus" "${seeds[@]}" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb=4096 -error_exitcode=1 \
-    -print_final_stats=1 2>&1 | tail -n 15
+  "$build/tests/fuzz/$target" "$corpus" "${seeds[@]}" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb=4096 \
+    -error_exitcode=1 -print_final_stats=1 > "$build/$target.log" 2>&1
+}
+
+# Two targets at a time (a libFuzzer process uses one core); each one's end is printed as it ends.
+declare -A running=()  # pid -> target
+failed=()
+reap() {
+  local pid rc=0
+  wait -n -p pid || rc=$?
+  echo "== ${running[$pid]}: ${seconds}s, exit $rc"
+  tail -n 15 "$build/${running[$pid]}.log"
+  [ "$rc" -eq 0 ] || failed+=("${running[$pid]}")
+  unset "running[$pid]"
+}
+for target in "${targets[@]}"; do
+  [ "${#running[@]}" -lt 2 ] || reap
+  fuzz_one "$target" &
+  running[$!]=$target
 done
+while [ "${#running[@]}" -gt 0 ]; do reap; done
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "failed: ${failed[*]}" >&2
+  exit 1
+fi
