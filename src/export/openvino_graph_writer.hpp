@@ -29,6 +29,9 @@ struct OvTensorType {
   std::vector<std::int64_t> dims;
 };
 
+// A dimension known only when the model runs (OpenVINO writes it as -1).
+inline constexpr std::int64_t kDyn = -1;
+
 using OvAttributes = std::vector<std::pair<std::string, std::string>>;
 
 class OvGraphWriter {

@@ -19,8 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::int64_t kDyn = -1;
-
 std::span<const std::uint8_t> as_bytes(const std::vector<float>& v) {
   return {reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * sizeof(float)};
 }

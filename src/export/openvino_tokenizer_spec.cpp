@@ -18,7 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::int64_t kMaxLength = std::numeric_limits<std::int32_t>::max();
-constexpr const char* kSpiece = "\xe2\x96\x81";  // U+2581, SentencePiece's space
 
 [[noreturn]] void refuse(std::string_view field, const Json& value, std::string_view why) {
   fail(ErrorKind::kUnsupported,

@@ -15,9 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::int64_t kDyn = -1;
-constexpr const char* kSpiece = "\xe2\x96\x81";  // U+2581, SentencePiece's space
-const OvTensorType kRagged{"i32", {kDyn}};       // begins, ends, ids or string offsets
+const OvTensorType kRagged{"i32", {kDyn}};  // begins, ends, ids or string offsets
 const OvTensorType kChars{"u8", {kDyn}};
 const OvTensorType kFlags{"boolean", {kDyn}};
 

@@ -18,7 +18,6 @@ namespace {
 
 // NOTE: groups nest by recursion; a bound keeps hostile input from exhausting the stack.
 constexpr int kMaxNesting = 256;
-constexpr char32_t kMaxCodePoint = 0x10FFFF;
 
 bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';

@@ -8,11 +8,10 @@
 #include "grammar/left_recursion.hpp"
 #include "grammar/stack_automaton.hpp"
 #include "util/error.hpp"
+#include "util/utf8.hpp"
 
 namespace kiln::grammar {
 namespace {
-
-constexpr char32_t kMaxCodePoint = 0x10FFFF;
 
 // Sorted, merged code-point ranges (the complement when negated), surrogates removed: the code
 // points that have a UTF-8 encoding.

@@ -17,7 +17,6 @@
 namespace kiln::grammar {
 namespace {
 
-constexpr char32_t kMaxCodePoint = 0x10FFFF;
 // NOTE: groups nest by recursion; a bound keeps hostile patterns from exhausting the stack.
 constexpr int kMaxNesting = 256;
 

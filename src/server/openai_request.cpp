@@ -14,7 +14,7 @@
 namespace kiln::server {
 namespace {
 
-using json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 // NOTE: request JSON nests at most this deep, half the limit for files: nlohmann's copy and dump
 // recurse once per level, and a field of 100,000 '[' (200 KB, well under the body limit) once
@@ -25,7 +25,7 @@ constexpr int kMaxRequestJsonDepth = 128;
 
 // `text` parsed; text that is not JSON, or nests past kMaxRequestJsonDepth, is a 400 naming
 // `field` ("" for the body).
-json parse_json_text(const std::string& text, const std::string& field) {
+OrderedJson parse_json_text(const std::string& text, const std::string& field) {
   try {
     return parse_ordered_json_text(text, field.empty() ? "the request body" : "'" + field + "'", kMaxRequestJsonDepth);
   } catch (const Error& e) {
@@ -34,7 +34,7 @@ json parse_json_text(const std::string& text, const std::string& field) {
 }
 
 // The field, or nullptr when absent or null (OpenAI clients send null for "not set").
-const json* find(const json& body, const char* name) {
+const OrderedJson* find(const OrderedJson& body, const char* name) {
   const auto it = body.find(name);
   return it == body.end() || it->is_null() ? nullptr : &*it;
 }
@@ -43,8 +43,8 @@ const json* find(const json& body, const char* name) {
   throw ApiError::bad_request("'" + field + "' " + problem, field);
 }
 
-double number(const json& body, const char* name, double fallback, double lo, double hi) {
-  const json* v = find(body, name);
+double number(const OrderedJson& body, const char* name, double fallback, double lo, double hi) {
+  const OrderedJson* v = find(body, name);
   if (v == nullptr) return fallback;
   if (!v->is_number()) bad(name, "must be a number");
   const double x = v->get<double>();
@@ -52,8 +52,9 @@ double number(const json& body, const char* name, double fallback, double lo, do
   return x;
 }
 
-std::int64_t integer(const json& body, const char* name, std::int64_t fallback, std::int64_t lo, std::int64_t hi) {
-  const json* v = find(body, name);
+std::int64_t integer(const OrderedJson& body, const char* name, std::int64_t fallback, std::int64_t lo,
+                     std::int64_t hi) {
+  const OrderedJson* v = find(body, name);
   if (v == nullptr) return fallback;
   const std::optional<std::int64_t> x = json_integer(*v);
   if (!x) bad(name, "must be an integer");
@@ -61,33 +62,33 @@ std::int64_t integer(const json& body, const char* name, std::int64_t fallback, 
   return *x;
 }
 
-bool boolean(const json& body, const char* name, bool fallback) {
-  const json* v = find(body, name);
+bool boolean(const OrderedJson& body, const char* name, bool fallback) {
+  const OrderedJson* v = find(body, name);
   if (v == nullptr) return fallback;
   if (!v->is_boolean()) bad(name, "must be true or false");
   return v->get<bool>();
 }
 
-std::string text(const json& v, const std::string& name) {
+std::string text(const OrderedJson& v, const std::string& name) {
   if (!v.is_string()) bad(name, "must be a string");
   return v.get<std::string>();
 }
 
 // A message's content: a string, or an array of {"type": "text", "text": ...} parts.
-std::string message_content(const json& content, const std::string& name) {
+std::string message_content(const OrderedJson& content, const std::string& name) {
   if (content.is_null()) return {};
   if (content.is_string()) return content.get<std::string>();
   if (!content.is_array()) bad(name, "must be a string or an array of content parts");
   std::string out;
   for (std::size_t i = 0; i < content.size(); ++i) {
-    const json& part = content[i];
+    const OrderedJson& part = content[i];
     const std::string where = fmt::format("{}[{}]", name, i);
     if (!part.is_object()) bad(where, "must be an object");
-    const json* type = find(part, "type");
+    const OrderedJson* type = find(part, "type");
     if (type == nullptr || text(*type, where + ".type") != "text") {
       bad(where + ".type", "must be \"text\" (kiln serves text-only models)");
     }
-    const json* t = find(part, "text");
+    const OrderedJson* t = find(part, "text");
     if (t == nullptr) bad(where + ".text", "is required");
     out += text(*t, where + ".text");
   }
@@ -103,7 +104,7 @@ bool is_function_name(const std::string& name) {
   return true;
 }
 
-std::string function_name(const json& v, const std::string& where) {
+std::string function_name(const OrderedJson& v, const std::string& where) {
   std::string name = text(v, where);
   if (!is_function_name(name)) bad(where, "must be 1 to 64 letters, digits, '_' or '-' (got '" + name + "')");
   return name;
@@ -111,24 +112,24 @@ std::string function_name(const json& v, const std::string& where) {
 
 // An assistant message's tool_calls, for the template: arguments, a JSON string in the API, as
 // the object it holds (templates print it with tojson, as vLLM hands them over).
-json read_tool_calls(const json& calls, const std::string& where) {
+OrderedJson read_tool_calls(const OrderedJson& calls, const std::string& where) {
   if (!calls.is_array()) bad(where, "must be an array");
-  json out = json::array();
+  OrderedJson out = OrderedJson::array();
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    const json& call = calls[i];
+    const OrderedJson& call = calls[i];
     const std::string at = fmt::format("{}[{}]", where, i);
     if (!call.is_object()) bad(at, "must be an object");
-    const json* id = find(call, "id");
+    const OrderedJson* id = find(call, "id");
     if (id == nullptr) bad(at + ".id", "is required");
-    const json* type = find(call, "type");
+    const OrderedJson* type = find(call, "type");
     if (type != nullptr && text(*type, at + ".type") != "function") bad(at + ".type", "must be \"function\"");
-    const json* function = find(call, "function");
+    const OrderedJson* function = find(call, "function");
     if (function == nullptr || !function->is_object()) bad(at + ".function", "must be an object");
-    const json* name = find(*function, "name");
+    const OrderedJson* name = find(*function, "name");
     if (name == nullptr) bad(at + ".function.name", "is required");
-    const json* arguments = find(*function, "arguments");
+    const OrderedJson* arguments = find(*function, "arguments");
     if (arguments == nullptr) bad(at + ".function.arguments", "is required");
-    json args = parse_json_text(text(*arguments, at + ".function.arguments"), at + ".function.arguments");
+    OrderedJson args = parse_json_text(text(*arguments, at + ".function.arguments"), at + ".function.arguments");
     out.push_back(
         {{"id", text(*id, at + ".id")},
          {"type", "function"},
@@ -137,31 +138,32 @@ json read_tool_calls(const json& calls, const std::string& where) {
   return out;
 }
 
-json read_messages(const json& body) {
-  const json* messages = find(body, "messages");
+OrderedJson read_messages(const OrderedJson& body) {
+  const OrderedJson* messages = find(body, "messages");
   if (messages == nullptr) bad("messages", "is required");
   if (!messages->is_array() || messages->empty()) bad("messages", "must be a non-empty array");
-  json out = json::array();
+  OrderedJson out = OrderedJson::array();
   for (std::size_t i = 0; i < messages->size(); ++i) {
-    const json& m = (*messages)[i];
+    const OrderedJson& m = (*messages)[i];
     const std::string where = fmt::format("messages[{}]", i);
     if (!m.is_object()) bad(where, "must be an object");
-    const json* role = find(m, "role");
+    const OrderedJson* role = find(m, "role");
     if (role == nullptr) bad(where + ".role", "is required");
     const std::string r = text(*role, where + ".role");
     if (r != "system" && r != "user" && r != "assistant" && r != "developer" && r != "tool") {
       bad(where + ".role", "must be system, developer, user, assistant or tool (got '" + r + "')");
     }
-    const json* content = find(m, "content");
-    json message = {{"role", r == "developer" ? "system" : r},
-                    {"content", content == nullptr ? std::string() : message_content(*content, where + ".content")}};
-    if (const json* name = find(m, "name")) message["name"] = text(*name, where + ".name");
-    if (const json* calls = find(m, "tool_calls")) {
+    const OrderedJson* content = find(m, "content");
+    OrderedJson message = {
+        {"role", r == "developer" ? "system" : r},
+        {"content", content == nullptr ? std::string() : message_content(*content, where + ".content")}};
+    if (const OrderedJson* name = find(m, "name")) message["name"] = text(*name, where + ".name");
+    if (const OrderedJson* calls = find(m, "tool_calls")) {
       if (r != "assistant") bad(where + ".tool_calls", "belongs to assistant messages only");
       message["tool_calls"] = read_tool_calls(*calls, where + ".tool_calls");
     }
     if (r == "tool") {
-      const json* id = find(m, "tool_call_id");
+      const OrderedJson* id = find(m, "tool_call_id");
       if (id == nullptr) bad(where + ".tool_call_id", "is required in a tool message");
       message["tool_call_id"] = text(*id, where + ".tool_call_id");
     }
@@ -172,26 +174,26 @@ json read_messages(const json& body) {
 
 // tools: [{"type": "function", "function": {"name", "description"?, "parameters"?, "strict"?}}],
 // passed to the template as sent. null when there are none.
-json read_tools(const json& body) {
-  const json* tools = find(body, "tools");
+OrderedJson read_tools(const OrderedJson& body) {
+  const OrderedJson* tools = find(body, "tools");
   if (tools == nullptr || (tools->is_array() && tools->empty())) return nullptr;
   if (!tools->is_array()) bad("tools", "must be an array of function tools");
   for (std::size_t i = 0; i < tools->size(); ++i) {
-    const json& tool = (*tools)[i];
+    const OrderedJson& tool = (*tools)[i];
     const std::string where = fmt::format("tools[{}]", i);
     if (!tool.is_object()) bad(where, "must be an object");
-    const json* type = find(tool, "type");
+    const OrderedJson* type = find(tool, "type");
     if (type == nullptr || text(*type, where + ".type") != "function") bad(where + ".type", "must be \"function\"");
-    const json* function = find(tool, "function");
+    const OrderedJson* function = find(tool, "function");
     if (function == nullptr || !function->is_object()) bad(where + ".function", "must be an object");
-    const json* name = find(*function, "name");
+    const OrderedJson* name = find(*function, "name");
     if (name == nullptr) bad(where + ".function.name", "is required");
     function_name(*name, where + ".function.name");
-    if (const json* d = find(*function, "description")) text(*d, where + ".function.description");
-    if (const json* p = find(*function, "parameters"); p != nullptr && !p->is_object()) {
+    if (const OrderedJson* d = find(*function, "description")) text(*d, where + ".function.description");
+    if (const OrderedJson* p = find(*function, "parameters"); p != nullptr && !p->is_object()) {
       bad(where + ".function.parameters", "must be a JSON Schema object");
     }
-    if (const json* strict = find(*function, "strict"); strict != nullptr && !strict->is_boolean()) {
+    if (const OrderedJson* strict = find(*function, "strict"); strict != nullptr && !strict->is_boolean()) {
       bad(where + ".function.strict", "must be true or false");
     }
   }
@@ -200,8 +202,8 @@ json read_tools(const json& body) {
 
 // tool_choice: "none", "auto", "required" or {"type": "function", "function": {"name"}}, which
 // must name one of `tools`. Without tools only "none" (or "auto") makes sense.
-ToolChoice read_tool_choice(const json& body, const json& tools) {
-  const json* choice = find(body, "tool_choice");
+ToolChoice read_tool_choice(const OrderedJson& body, const OrderedJson& tools) {
+  const OrderedJson* choice = find(body, "tool_choice");
   ToolChoice out;
   out.mode = tools.is_null() ? ToolChoice::Mode::kNone : ToolChoice::Mode::kAuto;
   if (choice == nullptr) return out;
@@ -215,8 +217,8 @@ ToolChoice read_tool_choice(const json& body, const json& tools) {
       bad("tool_choice", "must be none, auto, required or a named function (got '" + mode + "')");
     }
   } else if (choice->is_object()) {
-    const json* type = find(*choice, "type");
-    const json* function = find(*choice, "function");
+    const OrderedJson* type = find(*choice, "type");
+    const OrderedJson* function = find(*choice, "function");
     if (type == nullptr || !type->is_string() || type->get<std::string>() != "function" || function == nullptr ||
         !function->is_object() || find(*function, "name") == nullptr) {
       bad("tool_choice", "must be {\"type\": \"function\", \"function\": {\"name\": ...}}");
@@ -230,13 +232,13 @@ ToolChoice read_tool_choice(const json& body, const json& tools) {
   if (tools.is_null()) bad("tool_choice", "needs tools");
   if (out.mode == ToolChoice::Mode::kNamed) {
     bool known = false;
-    for (const json& tool : tools) known = known || tool["function"]["name"] == out.name;
+    for (const OrderedJson& tool : tools) known = known || tool["function"]["name"] == out.name;
     if (!known) bad("tool_choice.function.name", "names '" + out.name + "', which is not among the tools");
   }
   return out;
 }
 
-std::vector<std::int32_t> token_ids(const json& v, const std::string& name) {
+std::vector<std::int32_t> token_ids(const OrderedJson& v, const std::string& name) {
   std::vector<std::int32_t> ids;
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::optional<std::int64_t> id = json_integer(v[i]);
@@ -249,15 +251,15 @@ std::vector<std::int32_t> token_ids(const json& v, const std::string& name) {
 }
 
 // "prompt": a string, an array of strings, an array of token ids, or an array of such arrays.
-std::vector<Prompt> read_prompts(const json& body) {
-  const json* prompt = find(body, "prompt");
+std::vector<Prompt> read_prompts(const OrderedJson& body) {
+  const OrderedJson* prompt = find(body, "prompt");
   if (prompt == nullptr) bad("prompt", "is required");
   if (prompt->is_string()) return {prompt->get<std::string>()};
   if (!prompt->is_array() || prompt->empty()) bad("prompt", "must be a string or a non-empty array");
   if ((*prompt)[0].is_number()) return {token_ids(*prompt, "prompt")};
   std::vector<Prompt> prompts;
   for (std::size_t i = 0; i < prompt->size(); ++i) {
-    const json& p = (*prompt)[i];
+    const OrderedJson& p = (*prompt)[i];
     const std::string where = fmt::format("prompt[{}]", i);
     if (p.is_string()) {
       prompts.emplace_back(p.get<std::string>());
@@ -270,8 +272,8 @@ std::vector<Prompt> read_prompts(const json& body) {
   return prompts;
 }
 
-std::set<std::string> read_stop(const json& body) {
-  const json* stop = find(body, "stop");
+std::set<std::string> read_stop(const OrderedJson& body) {
+  const OrderedJson* stop = find(body, "stop");
   if (stop == nullptr) return {};
   if (stop->is_string()) {
     if (stop->get<std::string>().empty()) bad("stop", "must not be empty");
@@ -288,8 +290,8 @@ std::set<std::string> read_stop(const json& body) {
 }
 
 // {"token id as a string": bias in [-100, 100]}, as OpenAI takes it.
-std::map<std::int32_t, float> read_logit_bias(const json& body) {
-  const json* bias = find(body, "logit_bias");
+std::map<std::int32_t, float> read_logit_bias(const OrderedJson& body) {
+  const OrderedJson* bias = find(body, "logit_bias");
   if (bias == nullptr) return {};
   if (!bias->is_object()) bad("logit_bias", "must be an object mapping token ids to biases");
   std::map<std::int32_t, float> out;
@@ -308,23 +310,23 @@ std::map<std::int32_t, float> read_logit_bias(const json& body) {
   return out;
 }
 
-void refuse_unsupported(const json& body) {
+void refuse_unsupported(const OrderedJson& body) {
   if (find(body, "functions") != nullptr) bad("functions", "is deprecated and not supported (use tools)");
   if (find(body, "function_call") != nullptr) bad("function_call", "is deprecated and not supported (use tool_choice)");
-  if (const json* best = find(body, "best_of");
+  if (const OrderedJson* best = find(body, "best_of");
       best != nullptr && !(best->is_number_integer() && best->get<int>() == 1)) {
     bad("best_of", "is not supported (use n)");
   }
-  if (const json* suffix = find(body, "suffix"); suffix != nullptr) bad("suffix", "is not supported");
+  if (const OrderedJson* suffix = find(body, "suffix"); suffix != nullptr) bad("suffix", "is not supported");
 }
 
 // OpenAI's response_format (text, json_object, json_schema) and vLLM's guided_json,
 // guided_regex, guided_choice and guided_grammar: at most one constraint.
-std::optional<StructuredOutputConfig> read_structured_output(const json& body) {
+std::optional<StructuredOutputConfig> read_structured_output(const OrderedJson& body) {
   std::vector<std::pair<std::string, StructuredOutputConfig>> found;
-  if (const json* rf = find(body, "response_format")) {
+  if (const OrderedJson* rf = find(body, "response_format")) {
     if (!rf->is_object()) bad("response_format", "must be an object");
-    const json* type = find(*rf, "type");
+    const OrderedJson* type = find(*rf, "type");
     if (type == nullptr) bad("response_format.type", "is required");
     const std::string kind = text(*type, "response_format.type");
     StructuredOutputConfig s;
@@ -332,13 +334,13 @@ std::optional<StructuredOutputConfig> read_structured_output(const json& body) {
       s.json_object = true;
       found.emplace_back("response_format", s);
     } else if (kind == "json_schema") {
-      const json* spec = find(*rf, "json_schema");
+      const OrderedJson* spec = find(*rf, "json_schema");
       if (spec == nullptr || !spec->is_object()) bad("response_format.json_schema", "must be an object");
-      if (const json* name = find(*spec, "name")) text(*name, "response_format.json_schema.name");
-      if (const json* strict = find(*spec, "strict"); strict != nullptr && !strict->is_boolean()) {
+      if (const OrderedJson* name = find(*spec, "name")) text(*name, "response_format.json_schema.name");
+      if (const OrderedJson* strict = find(*spec, "strict"); strict != nullptr && !strict->is_boolean()) {
         bad("response_format.json_schema.strict", "must be true or false");
       }
-      const json* schema = find(*spec, "schema");
+      const OrderedJson* schema = find(*spec, "schema");
       if (schema == nullptr) bad("response_format.json_schema.schema", "is required");
       if (!schema->is_object() && !schema->is_boolean()) bad("response_format.json_schema.schema", "must be an object");
       s.json_schema = schema->dump();
@@ -347,7 +349,7 @@ std::optional<StructuredOutputConfig> read_structured_output(const json& body) {
       bad("response_format.type", "must be text, json_object or json_schema (got '" + kind + "')");
     }
   }
-  if (const json* schema = find(body, "guided_json")) {
+  if (const OrderedJson* schema = find(body, "guided_json")) {
     // A schema sent as text is held to the body's depth limit too: the grammar compiler recurses
     // once per level of it, and 10,000 levels overflowed its stack.
     if (schema->is_string()) (void)parse_json_text(schema->get<std::string>(), "guided_json");
@@ -355,17 +357,17 @@ std::optional<StructuredOutputConfig> read_structured_output(const json& body) {
     s.json_schema = schema->is_string() ? schema->get<std::string>() : schema->dump();
     found.emplace_back("guided_json", s);
   }
-  if (const json* regex = find(body, "guided_regex")) {
+  if (const OrderedJson* regex = find(body, "guided_regex")) {
     StructuredOutputConfig s;
     s.regex = text(*regex, "guided_regex");
     found.emplace_back("guided_regex", s);
   }
-  if (const json* grammar = find(body, "guided_grammar")) {
+  if (const OrderedJson* grammar = find(body, "guided_grammar")) {
     StructuredOutputConfig s;
     s.grammar = text(*grammar, "guided_grammar");
     found.emplace_back("guided_grammar", s);
   }
-  if (const json* choice = find(body, "guided_choice")) {
+  if (const OrderedJson* choice = find(body, "guided_choice")) {
     if (!choice->is_array() || choice->empty()) bad("guided_choice", "must be a non-empty array of strings");
     StructuredOutputConfig s;
     for (std::size_t i = 0; i < choice->size(); ++i)
@@ -377,8 +379,8 @@ std::optional<StructuredOutputConfig> read_structured_output(const json& body) {
   return found.front().second;
 }
 
-void read_template_extras(const json& body, CompletionRequest& r) {
-  if (const json* kwargs = find(body, "chat_template_kwargs")) {
+void read_template_extras(const OrderedJson& body, CompletionRequest& r) {
+  if (const OrderedJson* kwargs = find(body, "chat_template_kwargs")) {
     if (!kwargs->is_object()) bad("chat_template_kwargs", "must be an object of template variables");
     for (const char* own : {"messages", "tools", "documents", "add_generation_prompt"}) {
       if (kwargs->contains(own))
@@ -386,7 +388,7 @@ void read_template_extras(const json& body, CompletionRequest& r) {
     }
     r.template_variables = *kwargs;
   }
-  if (const json* documents = find(body, "documents")) {
+  if (const OrderedJson* documents = find(body, "documents")) {
     if (!documents->is_array()) bad("documents", "must be an array of objects");
     for (std::size_t i = 0; i < documents->size(); ++i) {
       if (!(*documents)[i].is_object()) bad(fmt::format("documents[{}]", i), "must be an object");
@@ -408,7 +410,7 @@ void read_template_extras(const json& body, CompletionRequest& r) {
 
 // Sampling as OpenAI defines it: temperature 1 unless given (the model's own sampling settings
 // when its generation config samples), 0 is greedy.
-void read_sampling(const json& body, const GenerationConfig& defaults, GenerationConfig& c) {
+void read_sampling(const OrderedJson& body, const GenerationConfig& defaults, GenerationConfig& c) {
   const double temperature = number(body, "temperature", defaults.do_sample ? defaults.temperature : 1.0, 0.0, 2.0);
   // Below 1e-5 (vLLM's bound) the softmax of logits / temperature overflows: that is greedy.
   c.do_sample = temperature >= 1e-5;
@@ -422,7 +424,7 @@ void read_sampling(const json& body, const GenerationConfig& defaults, Generatio
   c.presence_penalty = number(body, "presence_penalty", 0.0, -2.0, 2.0);
   c.frequency_penalty = number(body, "frequency_penalty", 0.0, -2.0, 2.0);
   c.repetition_penalty = number(body, "repetition_penalty", defaults.repetition_penalty, 1e-6, 1e6);
-  if (const json* seed = find(body, "seed"); seed != nullptr) {
+  if (const OrderedJson* seed = find(body, "seed"); seed != nullptr) {
     // Any 64-bit integer, signed or not: the generator takes its bits.
     const std::optional<std::int64_t> x = seed->is_number_unsigned() ? std::nullopt : json_integer(*seed);
     if (!seed->is_number_unsigned() && !x) bad("seed", "must be an integer");
@@ -433,7 +435,7 @@ void read_sampling(const json& body, const GenerationConfig& defaults, Generatio
 
 }  // namespace
 
-std::optional<std::int64_t> json_integer(const json& v) {
+std::optional<std::int64_t> json_integer(const OrderedJson& v) {
   if (v.is_number_unsigned()) {
     const auto u = v.get<std::uint64_t>();
     return u > std::uint64_t(std::numeric_limits<std::int64_t>::max()) ? std::numeric_limits<std::int64_t>::max()
@@ -448,7 +450,7 @@ std::optional<std::int64_t> json_integer(const json& v) {
 }
 
 nlohmann::ordered_json parse_json_body(const std::string& body) {
-  json parsed = parse_json_text(body, "");
+  OrderedJson parsed = parse_json_text(body, "");
   if (!parsed.is_object()) throw ApiError::bad_request("the request body must be a JSON object");
   return parsed;
 }
@@ -469,9 +471,9 @@ CompletionRequest parse_completion_request(Endpoint endpoint, const nlohmann::or
     r.prompts = read_prompts(body);
     r.echo = boolean(body, "echo", false);
   }
-  if (const json* user = find(body, "user")) text(*user, "user");  // OpenAI's end-user id: checked, unused
+  if (const OrderedJson* user = find(body, "user")) text(*user, "user");  // OpenAI's end-user id: checked, unused
   r.stream = boolean(body, "stream", false);
-  if (const json* options = find(body, "stream_options")) {
+  if (const OrderedJson* options = find(body, "stream_options")) {
     if (!options->is_object()) bad("stream_options", "must be an object");
     const bool include_usage = boolean(*options, "include_usage", false);
     r.include_usage = r.stream && include_usage;

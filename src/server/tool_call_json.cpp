@@ -7,8 +7,6 @@
 namespace kiln::server {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 // Characters that may continue a number or a literal (true, false, null).
 bool is_scalar_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '-'; }
 
@@ -65,12 +63,12 @@ ToolCallObjectReader::State ToolCallObjectReader::feed(char c, CallPieces& out) 
   if (state_ != State::kReading) return state_;
   switch (part_) {
     case Part::kBeforeObject:
-      if (is_space(c)) break;
+      if (is_json_space(c)) break;
       if (c != '{') return fail();
       part_ = Part::kBeforeKey;
       break;
     case Part::kBeforeKey:
-      if (is_space(c)) break;
+      if (is_json_space(c)) break;
       if (c != '"') return fail();
       token_ = "\"";
       value_ = {};
@@ -93,12 +91,12 @@ ToolCallObjectReader::State ToolCallObjectReader::feed(char c, CallPieces& out) 
       }
       break;
     case Part::kColon:
-      if (is_space(c)) break;
+      if (is_json_space(c)) break;
       if (c != ':') return fail();
       part_ = Part::kBeforeValue;
       break;
     case Part::kBeforeValue:
-      if (is_space(c)) break;
+      if (is_json_space(c)) break;
       value_ = {};
       token_.clear();
       part_ = Part::kValue;
@@ -121,7 +119,7 @@ ToolCallObjectReader::State ToolCallObjectReader::feed(char c, CallPieces& out) 
       }
       break;
     case Part::kAfterValue:
-      if (is_space(c)) break;
+      if (is_json_space(c)) break;
       if (c == ',') {
         part_ = Part::kBeforeKey;
       } else if (c == '}') {

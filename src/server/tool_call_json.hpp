@@ -9,6 +9,9 @@
 
 namespace kiln::server {
 
+// JSON's whitespace (RFC 8259: space, tab, line feed, carriage return).
+inline bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 // Finds where one JSON value ends: an object, array, string, number or literal.
 class JsonValueScanner {
  public:

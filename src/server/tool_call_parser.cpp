@@ -9,11 +9,9 @@
 namespace kiln::server {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 bool all_space(std::string_view text) {
   for (char c : text) {
-    if (!is_space(c)) return false;
+    if (!is_json_space(c)) return false;
   }
   return true;
 }
@@ -139,7 +137,7 @@ class CallReader : public ToolCallParser {
   // else is left.
   bool skip_space(std::string* kept = nullptr) {
     std::size_t n = 0;
-    while (n < buffer_.size() && is_space(buffer_[n])) ++n;
+    while (n < buffer_.size() && is_json_space(buffer_[n])) ++n;
     if (kept != nullptr) *kept += buffer_.substr(0, n);
     buffer_.erase(0, n);
     return !buffer_.empty();

@@ -36,9 +36,9 @@ class Identity final : public PostProcessor {
   void process(std::vector<std::int32_t>&) const override {}
 };
 
-class Sequence final : public PostProcessor {
+class PostProcessorSequence final : public PostProcessor {
  public:
-  explicit Sequence(std::vector<std::unique_ptr<PostProcessor>> steps) : steps_(std::move(steps)) {}
+  explicit PostProcessorSequence(std::vector<std::unique_ptr<PostProcessor>> steps) : steps_(std::move(steps)) {}
   void process(std::vector<std::int32_t>& ids) const override {
     for (const auto& step : steps_) step->process(ids);
   }
@@ -100,7 +100,7 @@ std::unique_ptr<PostProcessor> make_post_processor(const Json& spec, const std::
     for (std::size_t i = 0; i < list.size(); ++i) {
       steps.push_back(make_post_processor(list[i], fmt::format("{}.processors[{}]", origin, i)));
     }
-    return std::make_unique<Sequence>(std::move(steps));
+    return std::make_unique<PostProcessorSequence>(std::move(steps));
   }
   fail(ErrorKind::kUnsupported,
        "{}: post-processor type '{}' is not supported (supported: TemplateProcessing, ByteLevel, "

@@ -155,9 +155,9 @@ class FixedLength final : public PreTokenizer {
   std::size_t length_;
 };
 
-class Sequence final : public PreTokenizer {
+class PreTokenizerSequence final : public PreTokenizer {
  public:
-  explicit Sequence(std::vector<std::unique_ptr<PreTokenizer>> steps) : steps_(std::move(steps)) {}
+  explicit PreTokenizerSequence(std::vector<std::unique_ptr<PreTokenizer>> steps) : steps_(std::move(steps)) {}
   void pre_tokenize(std::string_view text, bool at_start, PieceSink sink) const override {
     run_from(0, text, at_start, sink);
   }
@@ -178,7 +178,7 @@ std::unique_ptr<PreTokenizer> make_bert() {
   std::vector<std::unique_ptr<PreTokenizer>> steps;
   steps.push_back(std::make_unique<CharSplit>(&is_white_space, SplitBehavior::kRemoved));
   steps.push_back(std::make_unique<CharSplit>(&is_punctuation_or_ascii_punctuation, SplitBehavior::kIsolated));
-  return std::make_unique<Sequence>(std::move(steps));
+  return std::make_unique<PreTokenizerSequence>(std::move(steps));
 }
 
 char32_t single_char(const JsonFields& fields, std::string_view key) {
@@ -209,7 +209,7 @@ std::unique_ptr<PreTokenizer> make_sequence(const JsonFields& fields, const std:
     steps.push_back(make_pre_tokenizer(list[i], fmt::format("{}.pretokenizers[{}]", origin, i),
                                        last ? options : PreTokenizerOptions{}));
   }
-  return std::make_unique<Sequence>(std::move(steps));
+  return std::make_unique<PreTokenizerSequence>(std::move(steps));
 }
 
 }  // namespace

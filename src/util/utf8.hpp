@@ -9,6 +9,7 @@
 
 namespace kiln {
 
+inline constexpr char32_t kMaxCodePoint = 0x10FFFF;  // Unicode's last code point
 inline constexpr char32_t kReplacementChar = 0xFFFD;
 
 // Length of the UTF-8 sequence that starts with `lead` (1 for a continuation or invalid byte, so

@@ -108,7 +108,7 @@ TEST(ChatCommand, CtrlCAtThePromptDoesNotEndTheProgram) {
 }
 
 TEST(ChatCommand, CtrlCDuringAnAnswerStopsOnlyThatAnswer) {
-  const auto embedded = std::filesystem::path(KILN_SOURCE_DIR) / "models" / "kiln-tiny";
+  const auto embedded = testing::embedded_model_dir();
   // The embedded model needs about half a second for 400 tokens on the CPU device; the signal
   // follows the first words within microseconds, so it lands mid-answer.
   testing::InteractiveKiln kiln({"chat", "-m", embedded.string(), "-n", "400", "--temperature", "0", "--ignore-eos"});

@@ -14,12 +14,11 @@
 namespace kiln::eval {
 namespace {
 
-const std::filesystem::path kTinyModel = std::filesystem::path(KILN_SOURCE_DIR) / "models" / "kiln-tiny";
 const std::filesystem::path kTinyDraft = std::filesystem::path(KILN_SOURCE_DIR) / "models" / "kiln-tiny-draft";
 
 BenchmarkOptions tiny(std::int64_t prompt_tokens, std::int64_t new_tokens, std::int64_t warmup, std::int64_t runs) {
   BenchmarkOptions o;
-  o.model = kTinyModel;
+  o.model = testing::embedded_model_dir();
   o.prompt_tokens = prompt_tokens;
   o.new_tokens = new_tokens;
   o.warmup = warmup;
@@ -28,7 +27,7 @@ BenchmarkOptions tiny(std::int64_t prompt_tokens, std::int64_t new_tokens, std::
 }
 
 TEST(Benchmark, PromptsHaveExactlyTheAskedTokens) {
-  const Tokenizer tokenizer = Tokenizer::from_dir(kTinyModel);
+  const Tokenizer tokenizer = Tokenizer::from_dir(testing::embedded_model_dir());
   for (const std::int64_t count : {1, 2, 7, 26, 100, 450}) {
     EXPECT_EQ(static_cast<std::int64_t>(tokenizer.encode(text_with_tokens(tokenizer, count)).size()), count);
   }

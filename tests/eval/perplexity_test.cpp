@@ -48,7 +48,7 @@ TEST(Perplexity, DefinitionsHoldBetweenTheFigures) {
 
 TEST(Perplexity, MatchesTheEmbeddedModelsReference) {
   const auto reference_path = testing::test_data_dir() / "heldout" / "reference_ppl.json";
-  const auto model_dir = std::filesystem::path(KILN_SOURCE_DIR) / "models" / "kiln-tiny";
+  const auto model_dir = testing::embedded_model_dir();
   const Json reference = read_json_file(reference_path);
   const Json& want = reference["files"]["manpages-heldout-small.txt"]["results"]["kiln-tiny"];
   const std::int64_t context = reference["context"].get<std::int64_t>();

@@ -13,8 +13,6 @@
 namespace kiln::eval {
 namespace {
 
-const std::filesystem::path kTinyModel = std::filesystem::path(KILN_SOURCE_DIR) / "models" / "kiln-tiny";
-
 TEST(ServingBenchmark, PercentilesInterpolateAsNumpy) {
   const std::vector<double> ten{10, 1, 9, 2, 8, 3, 7, 4, 6, 5};
   EXPECT_DOUBLE_EQ(percentile(ten, 50), 5.5);   // numpy.percentile(range(1, 11), 50)
@@ -24,10 +22,10 @@ TEST(ServingBenchmark, PercentilesInterpolateAsNumpy) {
   EXPECT_DOUBLE_EQ(percentile({}, 50), 0.0);
 }
 
-ServingBenchmarkOptions tiny(std::int64_t prompt_tokens, std::int64_t new_tokens, std::int64_t concurrency,
-                             std::int64_t requests) {
+ServingBenchmarkOptions serving_options(std::int64_t prompt_tokens, std::int64_t new_tokens, std::int64_t concurrency,
+                                        std::int64_t requests) {
   ServingBenchmarkOptions o;
-  o.model = kTinyModel;
+  o.model = testing::embedded_model_dir();
   o.prompt_tokens = prompt_tokens;
   o.new_tokens = new_tokens;
   o.concurrency = concurrency;
@@ -36,7 +34,7 @@ ServingBenchmarkOptions tiny(std::int64_t prompt_tokens, std::int64_t new_tokens
 }
 
 TEST(ServingBenchmark, EveryRequestCountsAndTheFiguresAgree) {
-  const ServingBenchmarkResult r = run_serving_benchmark(tiny(20, 8, 3, 7));
+  const ServingBenchmarkResult r = run_serving_benchmark(serving_options(20, 8, 3, 7));
   EXPECT_EQ(r.generated_tokens, 7 * 8);
   EXPECT_NEAR(r.output_tokens_per_s, double(r.generated_tokens) / r.wall_s, 1e-6);
   EXPECT_GT(r.ttft_ms.p50, 0.0);
@@ -52,7 +50,7 @@ TEST(ServingBenchmark, EveryRequestCountsAndTheFiguresAgree) {
 // A shared prefix is served from the cache to every request after the warm-up (kiln-tiny's
 // blocks are 16 tokens: 32 shared tokens are 2 whole blocks); with the cache off, none is.
 TEST(ServingBenchmark, SharedPrefixIsServedFromTheCache) {
-  ServingBenchmarkOptions o = tiny(40, 2, 2, 4);
+  ServingBenchmarkOptions o = serving_options(40, 2, 2, 4);
   o.shared_prefix_tokens = 32;
   EXPECT_GE(run_serving_benchmark(o).prefix_cache_hits, 4 * 32);
   o.prefix_caching = false;

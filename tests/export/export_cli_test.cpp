@@ -194,7 +194,7 @@ TEST(ExportCli, KilledWriteIsCleanedByTheNextRun) {
     kiln.finish();
   }
   ASSERT_FALSE(fs::is_empty(tmp.path())) << "SIGKILL left nothing: the test proves nothing";
-  const auto tiny = testing::test_data_dir().parent_path().parent_path() / "models" / "kiln-tiny" / "config.json";
+  const auto tiny = testing::embedded_model_dir() / "config.json";
   setenv("KILN_LOG_LEVEL", "warn", 1);  // the suite runs at "error"; this test reads a warning
   const auto r = run_kiln({"synth", "--like", tiny.string(), out});
   setenv("KILN_LOG_LEVEL", "error", 1);

@@ -36,7 +36,7 @@ double heldout_perplexity(const std::filesystem::path& dir, const std::string& t
 }
 
 TEST(KilnTinyQuality, MeetsPerplexityBars) {
-  const auto model = std::filesystem::path(KILN_SOURCE_DIR) / "models" / "kiln-tiny";
+  const auto model = testing::embedded_model_dir();
   const std::string text = read_file(testing::test_data_dir() / "heldout" / "manpages-heldout.txt");
   testing::TempDir tmp;
   std::map<std::string, double> ppl;

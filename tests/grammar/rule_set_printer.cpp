@@ -4,7 +4,7 @@
 
 #include "util/utf8.hpp"
 
-namespace kiln::grammar::testing {
+namespace kiln::grammar {
 namespace {
 
 void print_code_point(std::string& out, char32_t c, bool in_class) {
@@ -94,16 +94,20 @@ void print(std::string& out, const Expr& e, Parent parent) {
 
 }  // namespace
 
-std::string print_expr(const ExprPtr& expr) {
+}  // namespace kiln::grammar
+
+namespace kiln::testing {
+
+std::string print_expr(const grammar::ExprPtr& expr) {
   std::string out;
-  print(out, *expr, Parent::kNone);
+  grammar::print(out, *expr, grammar::Parent::kNone);
   return out;
 }
 
-std::string print_rules(const RuleSet& rules) {
+std::string print_rules(const grammar::RuleSet& rules) {
   std::string out;
-  for (const Rule& rule : rules.rules) out += rule.name + " ::= " + print_expr(rule.body) + "\n";
+  for (const grammar::Rule& rule : rules.rules) out += rule.name + " ::= " + print_expr(rule.body) + "\n";
   return out;
 }
 
-}  // namespace kiln::grammar::testing
+}  // namespace kiln::testing

@@ -99,7 +99,7 @@ std::vector<float> fma_chain(const Case& c, const std::vector<float>& a, const s
   return out;
 }
 
-class FloatProductKernel : public testing::TestWithParam<Isa> {};
+class FloatProductKernel : public ::testing::TestWithParam<Isa> {};
 
 TEST_P(FloatProductKernel, MatchesF64AndIsTheFmaChainBitForBit) {
   if (!isa_supported(GetParam())) GTEST_SKIP() << "this CPU lacks " << isa_name(GetParam());
@@ -121,8 +121,8 @@ TEST_P(FloatProductKernel, MatchesF64AndIsTheFmaChainBitForBit) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isas, FloatProductKernel, testing::Values(Isa::kAvx2, Isa::kAvx512),
-                         [](const testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Isas, FloatProductKernel, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
+                         [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
 
 }  // namespace
 }  // namespace kiln::kernels

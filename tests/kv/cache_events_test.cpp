@@ -18,12 +18,6 @@ namespace {
 constexpr std::uint64_t kSalt = 99;
 constexpr std::int32_t kBlock = 4;
 
-std::vector<std::int32_t> tokens(std::int32_t first, std::int32_t n) {
-  std::vector<std::int32_t> t(static_cast<std::size_t>(n));
-  for (std::int32_t i = 0; i < n; ++i) t[static_cast<std::size_t>(i)] = first + i;
-  return t;
-}
-
 // Caches every full block of `ids` in a fresh table, which keeps the blocks referenced.
 std::unique_ptr<BlockTable> compute(BlockPool& pool, const std::vector<std::int32_t>& ids) {
   auto table = std::make_unique<BlockTable>(pool, kBlock);
@@ -40,7 +34,7 @@ std::unique_ptr<BlockTable> compute(BlockPool& pool, const std::vector<std::int3
 TEST(KvCacheEvents, StartWithAllClearedAndNameStoredRunsByTheirChain) {
   BlockPool pool(8);
   pool.record_events(kSalt);
-  const auto a = tokens(1, 3 * kBlock);
+  const auto a = testing::consecutive_ids(1, 3 * kBlock);
   auto first = compute(pool, a);
   auto b = a;
   b[2 * kBlock] = 0;  // shares two blocks with a
@@ -67,14 +61,14 @@ TEST(KvCacheEvents, StartWithAllClearedAndNameStoredRunsByTheirChain) {
 TEST(KvCacheEvents, EvictionIsReportedAsOneRemoval) {
   BlockPool pool(3);
   pool.record_events(kSalt);
-  compute(pool, tokens(1, 3 * kBlock)).reset();  // three idle cached blocks
+  compute(pool, testing::consecutive_ids(1, 3 * kBlock)).reset();  // three idle cached blocks
   pool.take_events();
   ASSERT_EQ(pool.num_idle_cached(), 3);
   for (int i = 0; i < 2; ++i) ASSERT_TRUE(pool.allocate().has_value());  // recycles the two oldest
   const std::vector<KvCacheEvent> events = pool.take_events();
   ASSERT_EQ(events.size(), 1u);
   std::vector<std::uint64_t> hashes;
-  hash_blocks(hashes, tokens(1, 3 * kBlock), kSalt, kBlock, 3);
+  hash_blocks(hashes, testing::consecutive_ids(1, 3 * kBlock), kSalt, kBlock, 3);
   const auto& removed = std::get<KvBlocksRemoved>(events[0]);
   EXPECT_EQ(std::set(removed.block_hashes.begin(), removed.block_hashes.end()).size(), 2u);
   for (const std::uint64_t h : removed.block_hashes) EXPECT_TRUE(h == hashes[0] || h == hashes[1] || h == hashes[2]);
@@ -82,7 +76,7 @@ TEST(KvCacheEvents, EvictionIsReportedAsOneRemoval) {
 
 TEST(KvCacheEvents, MustStartWithAnEmptyCache) {
   BlockPool pool(2);
-  auto table = compute(pool, tokens(1, kBlock));
+  auto table = compute(pool, testing::consecutive_ids(1, kBlock));
   EXPECT_KILN_ERROR(pool.record_events(kSalt), "recorded from the start");
 }
 
@@ -105,7 +99,7 @@ TEST(KvCacheEvents, ASubscriberKnowsExactlyWhatTheCacheHolds) {
   for (int step = 0; step < 2000; ++step) {
     if (tables.size() < 3 && rng() % 2 == 0) {
       // Prompts of 1 to 4 blocks from few stems, so that prefixes repeat and diverge.
-      std::vector<std::int32_t> ids = tokens(static_cast<std::int32_t>(rng() % 3) * 100, 2 * kBlock);
+      std::vector<std::int32_t> ids = testing::consecutive_ids(static_cast<std::int32_t>(rng() % 3) * 100, 2 * kBlock);
       const auto extra = static_cast<std::int32_t>(rng() % 3);
       for (std::int32_t i = 0; i < extra * kBlock; ++i) ids.push_back(static_cast<std::int32_t>(rng() % 5));
       ids.resize(static_cast<std::size_t>((1 + rng() % 4) * kBlock));

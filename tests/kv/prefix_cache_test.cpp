@@ -15,14 +15,8 @@
 namespace kiln::kv {
 namespace {
 
-std::vector<std::int32_t> tokens(std::int32_t first, std::int32_t n) {
-  std::vector<std::int32_t> t(static_cast<std::size_t>(n));
-  for (std::int32_t i = 0; i < n; ++i) t[static_cast<std::size_t>(i)] = first + i;
-  return t;
-}
-
 TEST(BlockHash, ChainsOverParentAndTokens) {
-  const auto a = tokens(1, 4), b = tokens(2, 4);
+  const auto a = testing::consecutive_ids(1, 4), b = testing::consecutive_ids(2, 4);
   EXPECT_EQ(hash_block(7, a), hash_block(7, a));
   EXPECT_NE(hash_block(7, a), hash_block(8, a));  // another parent (or salt)
   EXPECT_NE(hash_block(7, a), hash_block(7, b));
@@ -32,7 +26,7 @@ TEST(BlockHash, ChainsOverParentAndTokens) {
 
 TEST(PrefixCache, CachedBlockIsFoundByContentAndSharesIt) {
   BlockPool pool(4);
-  const auto t = tokens(10, 4);
+  const auto t = testing::consecutive_ids(10, 4);
   const std::int32_t b = *pool.allocate();
   pool.cache(b, hash_block(1, t), 1, t);
   const auto found = pool.find_cached(hash_block(1, t), 1, t);
@@ -41,15 +35,15 @@ TEST(PrefixCache, CachedBlockIsFoundByContentAndSharesIt) {
   // Another parent, other tokens, or a hash that only collides: not found.
   EXPECT_EQ(pool.find_cached(hash_block(2, t), 2, t), std::nullopt);
   EXPECT_EQ(pool.find_cached(hash_block(1, t), 2, t), std::nullopt);
-  EXPECT_EQ(pool.find_cached(hash_block(1, t), 1, tokens(11, 4)), std::nullopt);
+  EXPECT_EQ(pool.find_cached(hash_block(1, t), 1, testing::consecutive_ids(11, 4)), std::nullopt);
 }
 
 TEST(PrefixCache, IdleCachedBlocksAreRecycledOnlyWhenNothingIsFreeOldestFirst) {
   BlockPool pool(3);
   std::vector<std::int32_t> blocks;
   for (int i = 0; i < 3; ++i) blocks.push_back(*pool.allocate());
-  pool.cache(blocks[0], 100, 0, tokens(0, 4));
-  pool.cache(blocks[1], 101, 0, tokens(4, 4));
+  pool.cache(blocks[0], 100, 0, testing::consecutive_ids(0, 4));
+  pool.cache(blocks[1], 101, 0, testing::consecutive_ids(4, 4));
   pool.release(blocks[1]);  // idle, used longer ago
   pool.release(blocks[0]);  // idle, used last
   pool.release(blocks[2]);  // not cached: free
@@ -60,8 +54,8 @@ TEST(PrefixCache, IdleCachedBlocksAreRecycledOnlyWhenNothingIsFreeOldestFirst) {
   EXPECT_EQ(pool.num_idle_cached(), 2);
   // Then the least recently used idle block, whose content is forgotten.
   EXPECT_EQ(pool.allocate(), blocks[1]);
-  EXPECT_EQ(pool.find_cached(101, 0, tokens(4, 4)), std::nullopt);
-  EXPECT_EQ(pool.find_cached(100, 0, tokens(0, 4)), blocks[0]);  // leaves the idle list
+  EXPECT_EQ(pool.find_cached(101, 0, testing::consecutive_ids(4, 4)), std::nullopt);
+  EXPECT_EQ(pool.find_cached(100, 0, testing::consecutive_ids(0, 4)), blocks[0]);  // leaves the idle list
   EXPECT_EQ(pool.num_idle_cached(), 0);
   EXPECT_EQ(pool.allocate(), std::nullopt);
 }
@@ -71,7 +65,7 @@ TEST(PrefixCache, IdleCachedBlocksAreRecycledOnlyWhenNothingIsFreeOldestFirst) {
 // findable with its content.
 TEST(PrefixCache, WritingACachedBlockCopiesIt) {
   BlockPool pool(4);
-  const auto t = tokens(0, 4);
+  const auto t = testing::consecutive_ids(0, 4);
   BlockTable table(pool, 4);
   ASSERT_TRUE(table.reserve(8));
   const std::int32_t cached = table.blocks()[0];
@@ -87,7 +81,7 @@ TEST(PrefixCache, WritingACachedBlockCopiesIt) {
 
 TEST(PrefixCache, ASecondCopyOfTheSameContentIsNotCached) {
   BlockPool pool(2);
-  const auto t = tokens(3, 4);
+  const auto t = testing::consecutive_ids(3, 4);
   const std::int32_t a = *pool.allocate(), b = *pool.allocate();
   pool.cache(a, hash_block(0, t), 0, t);
   pool.cache(b, hash_block(0, t), 0, t);
@@ -104,7 +98,8 @@ TEST(PrefixCache, RandomWorkloadConservesBlocksAndNeverReturnsWrongContent) {
   BlockPool pool(kBlocks);
   std::mt19937 rng(5);
   std::vector<std::vector<std::int32_t>> prefixes;  // candidate prompts: few, so they repeat
-  for (int p = 0; p < 6; ++p) prefixes.push_back(tokens(static_cast<std::int32_t>(rng() % 3) * 4, 12));
+  for (int p = 0; p < 6; ++p)
+    prefixes.push_back(testing::consecutive_ids(static_cast<std::int32_t>(rng() % 3) * 4, 12));
   std::vector<std::unique_ptr<BlockTable>> tables;
   std::map<std::int32_t, std::vector<std::int32_t>> content;  // block -> tokens cached in it
   for (int step = 0; step < 3000; ++step) {
@@ -152,7 +147,7 @@ TEST(PrefixChain, TakesTheLongestCachedPrefixUpToTheFirstMiss) {
   constexpr std::int32_t kBlock = 4;
   constexpr std::uint64_t kSalt = 99;
   BlockPool pool(8);
-  const auto ids = tokens(1, 3 * kBlock);
+  const auto ids = testing::consecutive_ids(1, 3 * kBlock);
   std::vector<std::uint64_t> hashes;
   hash_blocks(hashes, ids, kSalt, kBlock, 3);
   ASSERT_EQ(hashes.size(), 3u);

@@ -64,7 +64,7 @@ runtime::CompiledModel compile(const std::string& file, const std::string& devic
                                           {.context_tokens = 64, .max_sequences = 1, .block_size = 16});
 }
 
-struct Case {
+struct GgufCase {
   std::string file;
   // max |logit difference| of the compiled CPU device from the exact oracle: its int8
   // activations for integer weights (DYNAMIC_QUANTIZATION_GROUP_SIZE) and the default int8
@@ -73,16 +73,16 @@ struct Case {
   float cpu_tolerance;
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.file; }
+void PrintTo(const GgufCase& c, std::ostream* os) { *os << c.file; }
 
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+std::string gguf_case_name(const ::testing::TestParamInfo<GgufCase>& info) {
   std::string name = info.param.file;
   std::replace_if(
       name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
   return name;
 }
 
-class GgufGolden : public ::testing::TestWithParam<Case> {};
+class GgufGolden : public ::testing::TestWithParam<GgufCase> {};
 
 // The scalar f32 device, with every tensor kiln cannot hold exactly decoded to f32
 // (GGUF_REQUANTIZE=f32), computes what the file defines: transformers' f32 logits on the decoded
@@ -113,13 +113,14 @@ TEST_P(GgufGolden, CpuDeviceGeneratesWhatLlamaCppGenerates) {
             << " greedy steps clear enough to compare\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Files, GgufGolden,
-                         ::testing::Values(Case{"llama3_tiny.f16.gguf", 0.02f}, Case{"qwen2_tiny.f16.gguf", 0.02f},
-                                           Case{"qwen3_tiny.f16.gguf", 0.02f}, Case{"mistral_tiny.f16.gguf", 0.02f},
-                                           Case{"llama3_tiny.q8_0.gguf", 0.5f}, Case{"llama3_tiny.q4_0.gguf", 0.5f},
-                                           Case{"llama3_tiny.q4_1.gguf", 0.5f}, Case{"ktiny.q4_k_m.gguf", 3.0f},
-                                           Case{"ktiny.q5_k_m.gguf", 3.0f}, Case{"ktiny.q6_k.gguf", 3.0f}),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(
+    Files, GgufGolden,
+    ::testing::Values(GgufCase{"llama3_tiny.f16.gguf", 0.02f}, GgufCase{"qwen2_tiny.f16.gguf", 0.02f},
+                      GgufCase{"qwen3_tiny.f16.gguf", 0.02f}, GgufCase{"mistral_tiny.f16.gguf", 0.02f},
+                      GgufCase{"llama3_tiny.q8_0.gguf", 0.5f}, GgufCase{"llama3_tiny.q4_0.gguf", 0.5f},
+                      GgufCase{"llama3_tiny.q4_1.gguf", 0.5f}, GgufCase{"ktiny.q4_k_m.gguf", 3.0f},
+                      GgufCase{"ktiny.q5_k_m.gguf", 3.0f}, GgufCase{"ktiny.q6_k.gguf", 3.0f}),
+    gguf_case_name);
 
 // Files kiln holds exactly (F16, Q8_0, Q4_0 become f16, int8_sym and int4_sym group 32): the
 // compiled kernels with f32 activations and KV compute what the file defines, to float rounding of the

@@ -10,11 +10,15 @@
 #include <numeric>
 
 #include "golden_checkpoint.hpp"
+#include "greedy_follow.hpp"
 #include "models/model_factory.hpp"
 #include "runtime/reference/reference_ops.hpp"
 
 namespace kiln::models {
 namespace {
+
+using golden::argmax;
+using golden::max_abs_diff;
 
 using testing::GoldenCheckpoint;
 using testing::GoldenPrompt;
@@ -26,16 +30,6 @@ std::unique_ptr<LanguageModel> reference_model(const GoldenCheckpoint& g, std::i
   kv.block_size = 4;  // small, so every prompt spans several blocks
   kv.num_blocks = num_blocks;
   return create_language_model(g.checkpoint->config(), g.checkpoint, std::make_unique<runtime::ReferenceOps>(), kv);
-}
-
-float max_abs_diff(std::span<const float> a, std::span<const float> b) {
-  float m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
-  return m;
-}
-
-std::int32_t argmax(std::span<const float> row) {
-  return static_cast<std::int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
 }
 
 std::vector<std::int32_t> iota_blocks(std::int32_t first, std::int32_t count) {

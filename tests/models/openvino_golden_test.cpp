@@ -68,7 +68,7 @@ runtime::CompiledModel compile(const std::string& model, Arithmetic arithmetic, 
                                           {.context_tokens = 64, .max_sequences = 1, .block_size = 16});
 }
 
-struct Case {
+struct OpenVinoCase {
   std::string model;
   // The kernels the CPU device runs it with: group 16 (phi3's export) is below the SIMD
   // kernels' 32 and runs on the scalar ones.
@@ -78,20 +78,20 @@ struct Case {
   std::optional<Isa> isa;
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.model; }
+void PrintTo(const OpenVinoCase& c, std::ostream* os) { *os << c.model; }
 
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+std::string openvino_case_name(const ::testing::TestParamInfo<OpenVinoCase>& info) {
   std::string name = info.param.model;
   std::replace_if(
       name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
   return name;
 }
 
-class OpenVinoGolden : public ::testing::TestWithParam<Case> {};
+class OpenVinoGolden : public ::testing::TestWithParam<OpenVinoCase> {};
 
 // OpenVINO's f32 logits within `tolerance` (beyond OpenVINO's own rounding), and its greedy
 // tokens for at least `min_steps` clear steps.
-void expect_computes_what_openvino_computes(const Case& c, Arithmetic arithmetic, float tolerance,
+void expect_computes_what_openvino_computes(const OpenVinoCase& c, Arithmetic arithmetic, float tolerance,
                                             std::size_t min_steps) {
   const IrGolden g = ir_golden(c.model);
   runtime::CompiledModel compiled = compile(c.model, arithmetic, c.isa);
@@ -128,13 +128,15 @@ TEST_P(OpenVinoGolden, CpuDeviceGeneratesWhatOpenVinoGenerates) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, OpenVinoGolden,
-                         ::testing::Values(Case{"llama3_tiny-fp16"}, Case{"llama3_tiny-int8", 0.5f},
-                                           Case{"llama3_tiny-int4-sym-g32", 0.5f},
-                                           Case{"llama3_tiny-int4-asym-cw-r05", 0.5f}, Case{"llama3_tiny-nf4", 0.1f},
-                                           Case{"qwen2_tiny-int4-asym-g32", 0.5f}, Case{"qwen3_tiny-int8-sym", 0.5f},
-                                           Case{"mistral_tiny-fp16-stateless"},
-                                           Case{"phi3_tiny-int4-sym-g16", 1.0f, Isa::kScalar}),
-                         case_name);
+                         ::testing::Values(OpenVinoCase{"llama3_tiny-fp16"}, OpenVinoCase{"llama3_tiny-int8", 0.5f},
+                                           OpenVinoCase{"llama3_tiny-int4-sym-g32", 0.5f},
+                                           OpenVinoCase{"llama3_tiny-int4-asym-cw-r05", 0.5f},
+                                           OpenVinoCase{"llama3_tiny-nf4", 0.1f},
+                                           OpenVinoCase{"qwen2_tiny-int4-asym-g32", 0.5f},
+                                           OpenVinoCase{"qwen3_tiny-int8-sym", 0.5f},
+                                           OpenVinoCase{"mistral_tiny-fp16-stateless"},
+                                           OpenVinoCase{"phi3_tiny-int4-sym-g16", 1.0f, Isa::kScalar}),
+                         openvino_case_name);
 
 }  // namespace
 }  // namespace kiln::models

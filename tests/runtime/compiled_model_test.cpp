@@ -70,7 +70,7 @@ TEST_P(CompiledGreedyVsTransformers, GreedyContinuationMatchesTransformers) {
 
 constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx};
 
-std::vector<Case> all_cases() {
+std::vector<Case> golden_cases() {
   std::vector<Case> cases;
   for (const std::string& name : kiln::testing::golden_checkpoint_names()) {
     for (Isa isa : kAllIsas) {
@@ -98,7 +98,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
          std::string(kv_precision_name(info.param.kv));
 }
 
-INSTANTIATE_TEST_SUITE_P(Goldens, CompiledVsReference, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Goldens, CompiledVsReference, ::testing::ValuesIn(golden_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Goldens, CompiledGreedyVsTransformers, ::testing::ValuesIn(exact_cases()), case_name);
 
 // Chunked prefill, decode and a ragged batch of two sequences give the logits of one full

@@ -87,7 +87,7 @@ TEST_P(QuantizedVsReference, FullForwardLogits) {
   }
 }
 
-std::vector<QuantizedCase> all_cases() {
+std::vector<QuantizedCase> recipe_cases() {
   std::vector<QuantizedCase> cases;
   for (const Recipe& recipe : kRecipes) {
     for (const Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
@@ -97,7 +97,7 @@ std::vector<QuantizedCase> all_cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(Recipes, QuantizedVsReference, ::testing::ValuesIn(all_cases()), [](const auto& info) {
+INSTANTIATE_TEST_SUITE_P(Recipes, QuantizedVsReference, ::testing::ValuesIn(recipe_cases()), [](const auto& info) {
   const QuantizedCase& c = info.param;
   return std::string(c.recipe.name) + "_" + std::string(isa_name(c.isa)) + "_act_" +
          (c.act_group_size == 0 ? std::string("f32") : "g" + std::to_string(c.act_group_size));

@@ -22,6 +22,14 @@ namespace kiln::testing {
 
 std::filesystem::path test_data_dir() { return KILN_TEST_DATA_DIR; }
 
+std::filesystem::path embedded_model_dir() { return std::filesystem::path(KILN_SOURCE_DIR) / "models" / "kiln-tiny"; }
+
+std::vector<std::int32_t> consecutive_ids(std::int32_t first, std::int32_t n) {
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(n));
+  for (std::int32_t i = 0; i < n; ++i) ids[static_cast<std::size_t>(i)] = first + i;
+  return ids;
+}
+
 std::optional<std::filesystem::path> external_fixtures_dir() {
   const char* env = std::getenv("KILN_EXTERNAL_FIXTURES");
   if (env == nullptr || *env == '\0') return std::nullopt;

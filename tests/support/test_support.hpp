@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -16,6 +17,12 @@ namespace kiln::testing {
 
 // tests/data in the source tree.
 std::filesystem::path test_data_dir();
+
+// models/kiln-tiny in the source tree: the embedded default model.
+std::filesystem::path embedded_model_dir();
+
+// n token ids counting up from first.
+std::vector<std::int32_t> consecutive_ids(std::int32_t first, std::int32_t n);
 
 // $KILN_EXTERNAL_FIXTURES (fixtures under licences that forbid committing them), or nullopt.
 // Tests that need it call GTEST_SKIP() with a message naming the variable when it is absent.
