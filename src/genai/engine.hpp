@@ -27,7 +27,7 @@ namespace kiln::genai {
 class DraftProposer;
 
 struct EngineOptions {
-  sched::SchedulerConfig scheduler;
+  sched::SchedulerConfig scheduler{};
   // Stop strings and text streaming need it; requests without them work without one.
   const Tokenizer* tokenizer = nullptr;
   // Speculative decoding's draft model (same tokenizer as the main model).

@@ -15,10 +15,10 @@ namespace kiln::grammar {
 struct GrammarSource {
   enum class Kind : std::uint8_t { kJsonSchema, kJsonObject, kRegex, kGbnf, kChoice, kTags };
   Kind kind = Kind::kJsonObject;
-  std::string text;                   // the schema, regex or grammar
-  std::vector<std::string> choices;   // kChoice: the output is exactly one of these
-  std::vector<TaggedSchema> tags;     // kTags: one of these, or free text with them where
-  std::vector<std::string> triggers;  // one of these opens them
+  std::string text{};                   // the schema, regex or grammar
+  std::vector<std::string> choices{};   // kChoice: the output is exactly one of these
+  std::vector<TaggedSchema> tags{};     // kTags: one of these, or free text with them where
+  std::vector<std::string> triggers{};  // one of these opens them
 };
 
 // The front end's rules for `source` (throws kiln::Error naming the place of a mistake).

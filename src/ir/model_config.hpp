@@ -26,8 +26,8 @@ struct RopeScaling {
   std::int64_t original_max_position_embeddings = 8192;  // llama3 and longrope
   // longrope only (Phi-3): per-frequency divisors [rotary_dim / 2] for contexts up to
   // original_max_position_embeddings, and the factor cos and sin are multiplied by.
-  std::vector<double> short_factor;
-  std::vector<double> long_factor;
+  std::vector<double> short_factor{};
+  std::vector<double> long_factor{};
   double attention_factor = 1.0;
 };
 

@@ -30,9 +30,9 @@ struct DeviceProperties {
   ElementType kv_cache_precision = ElementType::kF16;
   std::int64_t kv_cache_group_size = 32;                   // u8 KV only
   std::int64_t dynamic_quantization_group_size = 128;      // 0: int4/int8 weights take f32 activations
-  std::filesystem::path cache_dir;                         // empty: no compile cache
+  std::filesystem::path cache_dir{};                       // empty: no compile cache
   WeightScheme gguf_requantize = WeightScheme::kInt8Asym;  // see ir::GgufImportOptions
-  std::optional<Isa> isa;                                  // nullopt: the best this CPU has
+  std::optional<Isa> isa{};                                // nullopt: the best this CPU has
 };
 
 struct PropertySpec {

@@ -28,7 +28,7 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // extra ones (Retry-After, ...)
+  std::vector<std::pair<std::string, std::string>> headers{};  // extra ones (Retry-After, ...)
 };
 
 // What a pending response has for the client now.

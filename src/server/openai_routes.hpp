@@ -33,9 +33,9 @@ struct ModelRoute {
 
 struct RouteOptions {
   std::vector<ModelRoute> models;  // the served models; a request without `model` needs one
-  std::string api_key;             // "" : no key needed
+  std::string api_key{};           // "" : no key needed
   std::int64_t max_waiting = 0;    // requests waiting beyond this get 429 (0: no limit)
-  RequestLimits limits;
+  RequestLimits limits{};
 };
 
 class OpenAiRoutes {

@@ -55,7 +55,9 @@ TEST_P(MaskGoldenTest, MasksEqualXgrammarAtEveryStep) {
       ASSERT_TRUE(matcher.accept(s.at("token").get<std::int32_t>())) << name << ", step " << step;
       ++step;
     }
-    if (c.at("terminated").get<bool>()) EXPECT_TRUE(matcher.must_end()) << name;
+    if (c.at("terminated").get<bool>()) {
+      EXPECT_TRUE(matcher.must_end()) << name;
+    }
   }
 }
 

@@ -75,7 +75,7 @@ struct OpenVinoCase {
   // max |logit difference| of the CPU device's defaults from OpenVINO's f32 logits: int8
   // activations into integer kernels move these tiny random-weight models' logits by this much.
   float cpu_tolerance = 0.02f;
-  std::optional<Isa> isa;
+  std::optional<Isa> isa{};
 };
 
 void PrintTo(const OpenVinoCase& c, std::ostream* os) { *os << c.model; }

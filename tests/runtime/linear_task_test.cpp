@@ -24,7 +24,7 @@ TEST(LinearTasks, RangesCoverEveryTileOnceInOrder) {
 
 TEST(LinearTasks, RangesStartOnPairsAndShrink) {
   // Q/K/V of the 1B model: 192 tiles in 8 tasks; its head in decode: 8016 tiles in 131.
-  for (const auto [tiles, tasks] : {std::pair<std::size_t, std::size_t>{192, 8}, {8016, 131}}) {
+  for (const auto& [tiles, tasks] : {std::pair<std::size_t, std::size_t>{192, 8}, {8016, 131}}) {
     std::size_t previous = tiles;
     for (std::size_t t = 0; t < tasks; ++t) {
       const std::size_t begin = linear_task_begin(t, tasks, tiles), end = linear_task_begin(t + 1, tasks, tiles);

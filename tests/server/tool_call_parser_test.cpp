@@ -219,8 +219,12 @@ TEST(ToolCallParser, RandomFragmentsParseTheSameInPieces) {
     for (std::size_t n = length(rng); n > 0; --n) text += fragments[pick(rng)];
     for (ToolCallFormat format : {ToolCallFormat::kHermes, ToolCallFormat::kLlama3Json, ToolCallFormat::kMistral}) {
       const Parsed p = parse_every_way(format, text, /*single_call=*/round % 2 == 1);
-      for (const Call& call : p.calls) EXPECT_FALSE(call.name.empty()) << text;
-      if (format == ToolCallFormat::kHermes && p.calls.empty()) EXPECT_EQ(p.content, text);
+      for (const Call& call : p.calls) {
+        EXPECT_FALSE(call.name.empty()) << text;
+      }
+      if (format == ToolCallFormat::kHermes && p.calls.empty()) {
+        EXPECT_EQ(p.content, text);
+      }
     }
   }
 }
