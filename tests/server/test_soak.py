@@ -35,6 +35,11 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+def runs_under_address_sanitizer(pid: int) -> bool:
+    with open(f"/proc/{pid}/maps") as f:
+        return "libasan" in f.read()
+
+
 def gauges(url: str) -> dict:
     text = httpx.get(url + "/metrics", timeout=10).text
     out = {}
@@ -60,10 +65,14 @@ def test_soak_streams_with_random_disconnects(server):
     failures: list[str] = []
     rss: list[int] = []
 
+    # Each client goes on past the soak's end until it has read two streams to their end, however
+    # slow the server (under ASan, 64 clients finished about one each in 20 s): every client is
+    # served more than once, and one that never is is the hang the join below reports.
     def client(seed: int) -> None:
         rng = random.Random(seed)
+        finished = 0
         with httpx.Client(base_url=server.url, headers=headers, timeout=120) as h:
-            while time.monotonic() < stop_at and not failures:
+            while (time.monotonic() < stop_at or finished < 2) and not failures:
                 prompt = rng.choice(PROMPTS)
                 hang_up_after = rng.randint(1, 10) if rng.random() < 0.3 else None
                 text, events, done = "", 0, False
@@ -96,6 +105,7 @@ def test_soak_streams_with_random_disconnects(server):
                             failures.append(f"hung-up stream of {prompt!r} was not a greedy prefix: {text!r}")
                     else:
                         counts["completed"] += 1
+                        finished += 1
                         if not done:
                             failures.append(f"stream of {prompt!r} ended without [DONE]")
                         elif text != expected[prompt]:
@@ -124,7 +134,6 @@ def test_soak_streams_with_random_disconnects(server):
             f.write("seconds,rss_kib,completed,hung_up\n")
             f.writelines(f"{t:.1f},{k},{c},{h}\n" for t, k, c, h in samples)
     assert not failures, f"{len(failures)} failures, first: {failures[:3]}"
-    assert counts["completed"] > clients, counts  # every client finished streams, not just one
     assert counts["hung_up"] > 0, counts
 
     # Nothing leaked: no request left, no KV block held (the disconnects freed theirs).
@@ -137,7 +146,10 @@ def test_soak_streams_with_random_disconnects(server):
         time.sleep(0.1)
     assert g["kiln:num_requests_running"] == 0 and g["kiln:kv_cache_usage_perc"] == 0, g
     # Flat memory: the last quarter of the samples against the second (after warm-up), with
-    # room for allocator noise.
+    # room for allocator noise. Not under AddressSanitizer: its quarantine keeps freed memory (up
+    # to 256 MB), so the server's RSS grows there by design; LeakSanitizer checks it at exit.
+    if runs_under_address_sanitizer(server.proc.pid):
+        return
     quarter = max(len(rss) // 4, 1)
     early, late = max(rss[quarter:2 * quarter] or rss[:1]), max(rss[-quarter:])
     assert late <= early * 1.10 + 8 * 1024, f"RSS grew from {early} KiB to {late} KiB: {rss}"
