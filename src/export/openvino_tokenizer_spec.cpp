@@ -11,6 +11,7 @@
 #include "util/error.hpp"
 #include "util/file_io.hpp"
 #include "util/json.hpp"
+#include "util/utf8.hpp"
 
 namespace kiln::exporter {
 namespace {
@@ -89,13 +90,14 @@ void read_added_tokens(const Json& list, OvTokenizerSpec& spec) {
 // it: Sequence [Prepend "▁", Replace " " -> "▁"], none, Sequence [Replace "▁" -> " ", ByteFallback,
 // Fuse, Strip one leading space].
 void check_sentencepiece_pipeline(const Json& root) {
-  const Json spm_normalizer = {{"type", "Sequence"},
-                               {"normalizers",
-                                {{{"type", "Prepend"}, {"prepend", kSpiece}},
-                                 {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", kSpiece}}}}};
+  const Json spm_normalizer = {
+      {"type", "Sequence"},
+      {"normalizers",
+       {{{"type", "Prepend"}, {"prepend", kSentencePieceSpace}},
+        {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", kSentencePieceSpace}}}}};
   const Json spm_decoder = {{"type", "Sequence"},
                             {"decoders",
-                             {{{"type", "Replace"}, {"pattern", {{"String", kSpiece}}}, {"content", " "}},
+                             {{{"type", "Replace"}, {"pattern", {{"String", kSentencePieceSpace}}}, {"content", " "}},
                               {{"type", "ByteFallback"}},
                               {{"type", "Fuse"}},
                               {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}};

@@ -25,8 +25,6 @@ struct OvAddedToken {
 // Mistral).
 enum class OvTokenizerKind { kByteLevel, kSentencePiece };
 
-inline constexpr const char* kSpiece = "\xe2\x96\x81";  // U+2581, SentencePiece's space
-
 struct OvTokenizerSpec {
   OvTokenizerKind kind = OvTokenizerKind::kByteLevel;
   std::vector<std::string> vocab;                           // [max id + 1] bytes of each id; "" for a gap

@@ -9,6 +9,7 @@
 #include "export/openvino_graph_writer.hpp"
 #include "export/openvino_tokenizer_spec.hpp"
 #include "util/file_io.hpp"
+#include "util/utf8.hpp"
 
 namespace kiln::exporter {
 namespace {
@@ -136,8 +137,8 @@ OvGraphWriter tokenizer_graph(const OvTokenizerSpec& spec) {
                         {kRagged, kRagged, kChars, kFlags});
     };
     std::vector<OvPort> text(pieces.begin() + 2, pieces.end());
-    text = replace(text, " ", kSpiece);
-    text = replace(text, "^([\\s\\S])", std::string(kSpiece) + "$1");
+    text = replace(text, " ", kSentencePieceSpace);
+    text = replace(text, "^([\\s\\S])", std::string(kSentencePieceSpace) + "$1");
     words = {pieces[0], pieces[1], text[0], text[1], text[2], text[3]};
   }
   std::vector<std::string_view> lefts, rights, added;
@@ -237,7 +238,7 @@ OvGraphWriter detokenizer_graph(const OvTokenizerSpec& spec) {
       return g.multi_op("RegexNormalization", "extension", {{"global_replace", "true"}},
                         {in[0], in[1], in[2], g.u8_constant(search), g.u8_constant(with)}, {kRagged, kRagged, kChars});
     };
-    const std::vector<OvPort> spaced = replace({pieces[2], pieces[3], pieces[4]}, kSpiece, " ");
+    const std::vector<OvPort> spaced = replace({pieces[2], pieces[3], pieces[4]}, kSentencePieceSpace, " ");
     const std::vector<OvPort> bytes = g.multi_op("ByteFallback", "extension", {}, spaced, {kRagged, kRagged, kChars});
     const std::vector<OvPort> joined =
         g.multi_op("FuzeRagged", "extension", {}, {pieces[0], pieces[1], bytes[0], bytes[1]}, {kRagged, kRagged});

@@ -21,7 +21,6 @@ namespace kiln::ir {
 namespace {
 
 constexpr const char* kSupportedModels = "gpt2, llama";
-constexpr const char* kSpace = "\xE2\x96\x81";  // "▁", SentencePiece's space
 
 // The checked arrays of tokenizer.ggml.*, one entry per token id.
 struct Vocab {
@@ -236,14 +235,15 @@ ModelParts spm_parts(const GgufFile& file, const Vocab& vocab, std::optional<std
   const bool add_space_prefix = optional_bool(file, "tokenizer.ggml.add_space_prefix").value_or(true);
   ModelParts parts;
   Json normalizers = Json::array();
-  if (add_space_prefix) normalizers.push_back({{"type", "Prepend"}, {"prepend", kSpace}});
-  normalizers.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", kSpace}});
+  if (add_space_prefix) normalizers.push_back({{"type", "Prepend"}, {"prepend", kSentencePieceSpace}});
+  normalizers.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", kSentencePieceSpace}});
   parts.normalizer = {{"type", "Sequence"}, {"normalizers", std::move(normalizers)}};
   parts.pre_tokenizer = nullptr;
   parts.model = bpe_model(vocab, spm_merges(vocab), false, true,
                           unk ? std::optional<std::string>(vocab.tokens[*unk]) : std::nullopt);
-  Json decoders = Json::array({Json{{"type", "Replace"}, {"pattern", {{"String", kSpace}}}, {"content", " "}},
-                               Json{{"type", "ByteFallback"}}, Json{{"type", "Fuse"}}});
+  Json decoders =
+      Json::array({Json{{"type", "Replace"}, {"pattern", {{"String", kSentencePieceSpace}}}, {"content", " "}},
+                   Json{{"type", "ByteFallback"}}, Json{{"type", "Fuse"}}});
   if (add_space_prefix) decoders.push_back(strip_one_leading_space());
   parts.decoder = {{"type", "Sequence"}, {"decoders", std::move(decoders)}};
   parts.add_bos = true;

@@ -11,6 +11,7 @@ namespace kiln {
 
 inline constexpr char32_t kMaxCodePoint = 0x10FFFF;  // Unicode's last code point
 inline constexpr char32_t kReplacementChar = 0xFFFD;
+inline constexpr const char* kSentencePieceSpace = "\xe2\x96\x81";  // U+2581 "▁" in UTF-8
 
 // Length of the UTF-8 sequence that starts with `lead` (1 for a continuation or invalid byte, so
 // a scan over arbitrary bytes always advances).
