@@ -5,7 +5,7 @@
 # binary of the build tree prints for the same prompt, greedy.
 #   check_wheel_in_clean_debian.sh WHEEL SOURCE_DIR BINARY_DIR
 # Needs root (chroot, mounts in a private mount namespace) and Debian's archive. The chroot is
-# made once in BINARY_DIR/clean-debian (make_clean_debian.sh) and reused.
+# made once in BINARY_DIR/clean-debian (tools/make_clean_debian.sh) and reused.
 set -euo pipefail
 wheel=$(realpath "$1") source_dir=$(realpath "$2") binary_dir=$(realpath "$3")
 root="$binary_dir/clean-debian"
@@ -13,7 +13,7 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "the clean-Debian wheel check needs root (chroot)" >&2
   exit 1
 fi
-"$source_dir/python/tests/make_clean_debian.sh" "$root"
+"$source_dir/tools/make_clean_debian.sh" "$root" python3,python3-venv
 # Of tools/debian-packages.txt, the clean Debian may hold only what the venv needs.
 for package in $(grep -v '^\s*#' "$source_dir/tools/debian-packages.txt"); do
   case "$package" in ca-certificates | python3-venv) continue ;; esac

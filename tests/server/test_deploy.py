@@ -62,6 +62,18 @@ def test_the_objects_refer_to_each_other():
     assert pod["spec"]["terminationGracePeriodSeconds"] > drain
 
 
+def test_the_deployment_runs_the_dockerfiles_image_as_built():
+    """The pod gives `args` and no `command`, so the image's ENTRYPOINT (kiln) runs them, and the
+    port it serves on is the one the image exposes (the container test builds and runs it)."""
+    dockerfile = (SOURCE / "Dockerfile").read_text()
+    final_stage = dockerfile.rsplit("\nFROM ", 1)[1]
+    assert re.search(r'^ENTRYPOINT \["kiln"\]$', final_stage, re.M)
+    container = one("Deployment")["spec"]["template"]["spec"]["containers"][0]
+    assert "command" not in container
+    exposed = {int(p) for p in re.findall(r"^EXPOSE (\d+)$", final_stage, re.M)}
+    assert {p["containerPort"] for p in container["ports"]} <= exposed
+
+
 def mapped_args(container: dict, tmp_path: pathlib.Path) -> list[str]:
     """The container's `kiln serve` arguments with its paths on this machine: the model volume
     holds the embedded model under the manifest's directory name, so the served model name (the
