@@ -28,6 +28,11 @@ RUN apt-get update -q \
       $(cat /opt/kiln/share/kiln/runtime-packages.txt) \
  && rm -rf /var/lib/apt/lists/*
 ENV PATH=/opt/kiln/bin:$PATH
+# kiln runs as a user of its own, which owns the cache (deploy/kubernetes/kiln.yaml names its id).
+RUN groupadd --system --gid 10001 kiln \
+ && useradd --system --uid 10001 --gid kiln --no-create-home --home-dir /var/cache/kiln kiln \
+ && install -d -o kiln -g kiln /var/cache/kiln
+USER kiln
 RUN kiln run -n 1 --property=CACHE_DIR=/var/cache/kiln > /dev/null
 EXPOSE 8000
 ENTRYPOINT ["kiln"]

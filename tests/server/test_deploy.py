@@ -72,6 +72,11 @@ def test_the_deployment_runs_the_dockerfiles_image_as_built():
     assert "command" not in container
     exposed = {int(p) for p in re.findall(r"^EXPOSE (\d+)$", final_stage, re.M)}
     assert {p["containerPort"] for p in container["ports"]} <= exposed
+    # The pod runs as the image's own user, so the cache it warmed and the volume are its own.
+    uid = re.search(r"useradd .*--uid (\d+)", final_stage)
+    assert re.search(r"^USER kiln$", final_stage, re.M) and uid
+    security = one("Deployment")["spec"]["template"]["spec"]["securityContext"]
+    assert security["runAsUser"] == security["fsGroup"] == int(uid.group(1)) and security["runAsNonRoot"]
 
 
 def mapped_args(container: dict, tmp_path: pathlib.Path) -> list[str]:
