@@ -38,9 +38,10 @@ if ! curl -fsS "$url/health" > /dev/null; then
   podman logs "$name" >&2
   exit 1
 fi
-if ! podman logs "$name" 2>&1 | grep -q 'compiled .* (hit)'; then
-  echo "the container's first load was not a compile-cache hit (the image's cache was not warmed); its log:" >&2
-  podman logs "$name" >&2
+log=$(podman logs "$name" 2>&1)  # whole, before grep: grep -q would end a pipe early (pipefail)
+if ! grep -q 'compiled .* (hit)' <<< "$log"; then
+  printf "the container's first load was not a compile-cache hit (the image's cache was not warmed); its log:\n%s\n" \
+    "$log" >&2
   exit 1
 fi
 
