@@ -1,7 +1,8 @@
 # The layers of src/layers.txt as CMake targets.
 #
 #   kiln_layer_library(NAME name SOURCES ... [PUBLIC_LIBS ...] [PRIVATE_LIBS ...])
-#       the static library kiln_<name>, linked to kiln_<dep> for every layer the file lists
+#       the static library kiln_<name>, linked to kiln_<dep> for every layer the file lists (made
+#       of KILN_LIBRARY_OBJECTS_FROM's objects where that is set: cmake/KilnReusedObjects.cmake)
 #   kiln_use_layer(TARGET target LAYER name)
 #       an existing target (the kiln executable) gets a layer's include root and links
 #
@@ -42,8 +43,15 @@ endfunction()
 
 function(kiln_layer_library)
   cmake_parse_arguments(ARG "" "NAME" "SOURCES;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
-  add_library(kiln_${ARG_NAME} STATIC ${ARG_SOURCES})
+  if(KILN_LIBRARY_OBJECTS_FROM)
+    kiln_reused_objects(OUT objects FROM ${KILN_LIBRARY_OBJECTS_FROM} TARGET kiln_${ARG_NAME} KIND layer)
+    add_library(kiln_${ARG_NAME} STATIC ${objects})
+    set_target_properties(kiln_${ARG_NAME} PROPERTIES LINKER_LANGUAGE CXX)  # no source to tell
+  else()
+    add_library(kiln_${ARG_NAME} STATIC ${ARG_SOURCES})
+    kiln_precompile_headers(TARGET kiln_${ARG_NAME} SET library)
+    kiln_list_objects(TARGET kiln_${ARG_NAME} KIND layer)
+  endif()
   kiln_use_layer(TARGET kiln_${ARG_NAME} LAYER ${ARG_NAME})
-  kiln_precompile_headers(TARGET kiln_${ARG_NAME} SET library)
   target_link_libraries(kiln_${ARG_NAME} PUBLIC ${ARG_PUBLIC_LIBS} PRIVATE ${ARG_PRIVATE_LIBS})
 endfunction()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Proves `pip wheel .` and `pip install` of the wheel: builds the wheel from the source tree in a
-# fresh venv (pip fetches scikit-build-core and pybind11 from PyPI), makes it self-contained with
+# fresh venv (pip fetches scikit-build-core and pybind11 from PyPI; the layers' objects are those
+# BINARY_DIR compiled with the same flags, KILN_LIBRARY_OBJECTS_FROM), makes it self-contained with
 # `auditwheel repair` (the shared libraries it links go into the wheel, tagged with the manylinux
 # level this glibc allows), installs that, runs the Python package's tests against the installed
 # package, not the build tree's, and then generates with it in a minimal Debian 12 that has none of
@@ -42,7 +43,10 @@ if [ "$(id -u)" -eq 0 ]; then
   clean_debian=$!
 fi
 
-"$VENV/bin/python" -m pip wheel -q --disable-pip-version-check "$SOURCE_DIR" -w "$DIST/built"
+# Its own kept build tree in BINARY_DIR, not the source tree's build-wheel/ that `pip install .`
+# uses (which would keep the setting in its cache).
+"$VENV/bin/python" -m pip wheel -q --disable-pip-version-check "$SOURCE_DIR" -w "$DIST/built" \
+  -C build-dir="$BINARY_DIR/wheel-build" -C cmake.define.KILN_LIBRARY_OBJECTS_FROM="$BINARY_DIR"
 # manylinux_2_35: the oldest level whose symbol versions cover what Debian 12's glibc and libstdc++
 # give the module (auditwheel show names it).
 PATH="$VENV/bin:$PATH" "$VENV/bin/auditwheel" repair --plat manylinux_2_35_x86_64 -w "$DIST" "$DIST"/built/kiln-*.whl

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "support/test_support.hpp"
+
 extern char** environ;
 
 namespace kiln::testing {
@@ -30,7 +32,7 @@ class InteractiveKiln {
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     posix_spawn_file_actions_adddup2(&actions, err[1], 2);
     for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) posix_spawn_file_actions_addclose(&actions, fd);
-    std::vector<std::string> storage{KILN_BINARY_PATH};
+    std::vector<std::string> storage{kiln_binary()};
     storage.insert(storage.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : storage) argv.push_back(a.data());

@@ -162,14 +162,14 @@ TEST(ExportCli, AReadOnlyFolderFailsWithTheReasonAndLeavesNothing) {
     as_user = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
     const auto probe = testing::run_program([&] {
       auto argv = as_user;
-      argv.insert(argv.end(), {KILN_BINARY_PATH, "--version"});
+      argv.insert(argv.end(), {testing::kiln_binary(), "--version"});
       return argv;
     }());
     if (probe.exit_code != 0) GTEST_SKIP() << "the kiln binary cannot run as nobody here: " << probe.err;
   }
   std::vector<std::string> argv = as_user;
   argv.insert(argv.end(),
-              {KILN_BINARY_PATH, "export", "--model", testing::golden_checkpoint_dir("llama3_tiny").string(),
+              {testing::kiln_binary(), "export", "--model", testing::golden_checkpoint_dir("llama3_tiny").string(),
                "--weight-format", "int8", (folder / "out").string()});
   const auto r = testing::run_program(argv);
   EXPECT_EQ(r.exit_code, 1) << r.err;

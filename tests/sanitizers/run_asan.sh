@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Builds kiln with AddressSanitizer + UndefinedBehaviorSanitizer (its own code; the test code is
-# left plain, src/CMakeLists.txt says why) in its own build tree, with its tests, and runs the
-# suite there: every functional test not labelled slow (the extended suites, this one among them,
-# have their own trees; Oclgrind's interpreted device code would take minutes more, and the GPU
-# host code runs under ASan in the PoCL tests). Any report fails its test (halt_on_error).
-# The Python package is left out: an ASan-built extension cannot load into a Python that is not
-# built with ASan. -O1 with line tables compiles in less than half the time of -O2 -g and keeps
-# file:line in the reports.
-#   run_asan.sh SOURCE_DIR BUILD_DIR
+# left plain, src/CMakeLists.txt says why) in its own build tree, and links the tests there from
+# the default tree's test objects (KILN_TEST_OBJECTS_FROM: plain in both trees, so compiled once).
+# Then runs the suite there: every functional test not labelled slow (the extended suites, this
+# one among them, have their own trees; Oclgrind's interpreted device code would take minutes
+# more, and the GPU host code runs under ASan in the PoCL tests). Any report fails its test
+# (halt_on_error). The Python package is left out: an ASan-built extension cannot load into a
+# Python that is not built with ASan. -O1 with line tables compiles in less than half the time of
+# -O2 -g and keeps file:line in the reports.
+#   run_asan.sh SOURCE_DIR BUILD_DIR DEFAULT_BUILD_DIR   (the last one built: its test objects)
 set -euo pipefail
-src=$1 build=$2
+src=$1 build=$2 plain=$3
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF -DKILN_BUILD_PYTHON=OFF \
-  > "$build.configure.log"
+  -DKILN_TEST_OBJECTS_FROM="$plain" > "$build.configure.log"
 cmake --build "$build"
 # No detect_stack_use_after_return: its fake stacks defeat the chat templates' recursion guard, which
 # measures the real stack. handle_sigbus=0: kiln's own handler names a mapped file that shrank

@@ -50,10 +50,12 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
+std::string kiln_binary() { return KILN_BINARY_PATH; }
+
 namespace {
 
 std::vector<std::string> kiln_command(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{KILN_BINARY_PATH};
+  std::vector<std::string> argv{kiln_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }

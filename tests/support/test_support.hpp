@@ -41,6 +41,10 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// The kiln binary of this build tree. Only test_support.cpp knows the path, so that the other test
+// files compile to the same objects in every tree (the ASan tree links the plain tree's).
+std::string kiln_binary();
+
 struct CommandResult {
   int exit_code = -1;
   std::string out;  // stdout
