@@ -5,6 +5,7 @@
 // against the same roofline). Threads split the work as the runtime will.
 //   kernels_bench [--isa=avx2|avx512|...] [google-benchmark flags]
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
@@ -194,15 +195,22 @@ void bench_matmul(benchmark::State& state, Config c) {
 }
 
 std::string config_name(const char* kind, const Config& c) {
-  std::string name = std::string(kind) + "/" + std::string(weight_scheme_name(c.scheme));
-  if (!is_float_scheme(c.scheme)) name += c.group == 0 ? "_channel" : "_g" + std::to_string(c.group);
-  name += c.mode == kernels::ActivationMode::kInt8 ? "/x_int8_g" + std::to_string(c.act_group) : "/x_f32";
-  name += !c.op.empty()   ? "/op_" + c.op
-          : c.out != 0    ? "/" + std::to_string(c.out) + "x" + std::to_string(c.in)
-          : c.layers == 0 ? "/head"
-          : c.layers < 0  ? "/cached"
-                          : "/layers" + std::to_string(c.layers);
-  name += "/n" + std::to_string(c.n) + "/threads:" + std::to_string(c.threads);
+  // fmt rather than chains of string operator+, on which gcc 12 warns falsely (-Wrestrict).
+  std::string name = fmt::format("{}/{}", kind, weight_scheme_name(c.scheme));
+  if (!is_float_scheme(c.scheme)) name += c.group == 0 ? std::string("_channel") : fmt::format("_g{}", c.group);
+  name += c.mode == kernels::ActivationMode::kInt8 ? fmt::format("/x_int8_g{}", c.act_group) : std::string("/x_f32");
+  if (!c.op.empty()) {
+    name += fmt::format("/op_{}", c.op);
+  } else if (c.out != 0) {
+    name += fmt::format("/{}x{}", c.out, c.in);
+  } else if (c.layers == 0) {
+    name += "/head";
+  } else if (c.layers < 0) {
+    name += "/cached";
+  } else {
+    name += fmt::format("/layers{}", c.layers);
+  }
+  name += fmt::format("/n{}/threads:{}", c.n, c.threads);
   return name;
 }
 

@@ -237,7 +237,8 @@ TEST(RegexParserErrors, PositionsCountCodePoints) {
 }
 
 TEST(RegexParserErrors, LongPatternsAreShortenedInTheMessage) {
-  const std::string pattern = std::string(200, 'a') + ")";
+  std::string pattern(200, 'a');  // not std::string(200, 'a') + ")": gcc 12 warns falsely (-Warray-bounds)
+  pattern += ')';
   EXPECT_KILN_ERROR(regex_to_expr(pattern), "regex \"...aaa", "aaa)\" at position 200");
 }
 
