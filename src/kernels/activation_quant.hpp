@@ -40,7 +40,8 @@ class ActivationBuffer {
   struct FreeDeleter {
     void operator()(void* p) const;
   };
-  std::size_t max_n_, in_, group_size_, groups_, row_stride_;
+  [[maybe_unused]] std::size_t max_n_;  // read by KILN_DASSERT only, which a release build drops
+  std::size_t in_, group_size_, groups_, row_stride_;
   std::unique_ptr<std::int8_t, FreeDeleter> codes_;
   std::unique_ptr<float, FreeDeleter> scales_;
   std::unique_ptr<std::int32_t, FreeDeleter> chunk_sums_;
